@@ -1,0 +1,8 @@
+"""Tenants, members, plans, API keys, quotas and the usage ledger."""
+
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "accounts"
+    default_auto_field = "django.db.models.BigAutoField"

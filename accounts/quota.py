@@ -1,0 +1,93 @@
+"""Character quota: reserve before inference, refund on failure.
+
+Reservations are one conditional UPDATE (``characters <= limit - n``), so
+parallel requests on any number of processes never spend past the limit.
+The quota lives in the database, not the cache: it stays enforced when Redis
+is down.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
+from django.utils import timezone
+
+from .models import Tenant, Usage
+
+
+class QuotaExceeded(Exception):
+    def __init__(self, *, requested: int, used: int, limit: int) -> None:
+        self.requested = requested
+        self.used = used
+        self.limit = limit
+        super().__init__(
+            f"This request needs {requested} characters but only {max(0, limit - used)} of the "
+            f"{limit} characters in this billing period are left."
+        )
+
+
+def period_start(now: dt.datetime | None = None) -> dt.date:
+    now = now or timezone.now()
+    return now.date().replace(day=1)
+
+
+def next_period_start(now: dt.datetime | None = None) -> dt.date:
+    start = period_start(now)
+    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
+@dataclass
+class Reservation:
+    tenant_id: int
+    period_start: dt.date
+    characters: int
+    settled: bool = False
+
+
+def _ensure_usage_row(tenant: Tenant, period: dt.date) -> None:
+    if Usage.objects.filter(tenant=tenant, period_start=period).exists():
+        return
+    try:
+        with transaction.atomic():
+            Usage.objects.create(tenant=tenant, period_start=period)
+    except IntegrityError:
+        pass  # another request created it first
+
+
+def reserve_characters(*, tenant: Tenant, characters: int, now: dt.datetime | None = None) -> Reservation:
+    """Spend ``characters`` of this period's quota now, or raise ``QuotaExceeded``."""
+    period = period_start(now)
+    limit = tenant.plan.monthly_character_limit
+    _ensure_usage_row(tenant, period)
+    updated = Usage.objects.filter(tenant=tenant, period_start=period, characters__lte=limit - characters).update(
+        characters=F("characters") + characters, requests=F("requests") + 1
+    )
+    if not updated:
+        used = Usage.objects.filter(tenant=tenant, period_start=period).values_list("characters", flat=True).first()
+        raise QuotaExceeded(requested=characters, used=used or 0, limit=limit)
+    return Reservation(tenant_id=tenant.pk, period_start=period, characters=characters)
+
+
+def refund_characters(reservation: Reservation, characters: int | None = None) -> None:
+    """Give back all (or ``characters``) of a reservation, e.g. when synthesis failed."""
+    amount = reservation.characters if characters is None else min(characters, reservation.characters)
+    if amount <= 0 or reservation.settled:
+        return
+    whole = amount == reservation.characters
+    Usage.objects.filter(tenant_id=reservation.tenant_id, period_start=reservation.period_start).update(
+        characters=Greatest(F("characters") - amount, 0),
+        requests=Greatest(F("requests") - (1 if whole else 0), 0),
+    )
+    reservation.characters -= amount
+    if whole:
+        reservation.settled = True
+
+
+def usage_for_period(tenant: Tenant, now: dt.datetime | None = None) -> Usage:
+    period = period_start(now)
+    usage = Usage.objects.filter(tenant=tenant, period_start=period).first()
+    return usage or Usage(tenant=tenant, period_start=period)

@@ -1,0 +1,1 @@
+"""Tests; pytest, one file per endpoint or service (see STYLE.md)."""

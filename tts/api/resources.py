@@ -1,0 +1,380 @@
+"""ElevenLabs-compatible reads: voices, models, history, subscription.
+
+Field names follow ElevenLabs' API so its SDK parses them; extra fields that
+only this platform has are added alongside, never instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import zipfile
+from typing import Any
+
+from django.conf import settings
+from django.http import FileResponse, HttpResponse
+from django.utils import timezone
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.models import Scope
+from accounts.quota import next_period_start, usage_for_period
+from tts.models import ModelVersion, SynthesisRecord, Voice
+from tts.services.history import history_for_tenant, history_item_delete, history_item_get
+from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
+
+from .errors import ApiError
+
+LANGUAGE_NAMES = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "pl": "Polish",
+    "ru": "Russian",
+    "uk": "Ukrainian",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "ar": "Arabic",
+    "tr": "Turkish",
+    "sv": "Swedish",
+}
+
+
+def _unix(value: dt.datetime | None) -> int | None:
+    return int(value.timestamp()) if value else None
+
+
+def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
+    settings_out = {"stability": 0.5, "similarity_boost": 0.75, "style": 0.0, "use_speaker_boost": False, "speed": 1.0}
+    settings_out.update(voice.default_settings or {})
+    return {
+        "voice_id": voice.voice_id,
+        "name": voice.name,
+        "category": voice.category,
+        "description": voice.description,
+        "labels": {"language": voice.language, **(voice.labels or {})},
+        "preview_url": None,
+        "settings": settings_out,
+        "verified_languages": [{"language": voice.language, "model_id": voice.model_id, "accent": None}],
+        "high_quality_base_model_ids": [voice.model_id],
+        "available_for_tiers": [],
+        "is_owner": voice.tenant_id == tenant_id,
+        "samples": None,
+        "sharing": None,
+        "fine_tuning": None,
+        "model_id": voice.model_id,
+        "speaker_index": voice.speaker_index,
+    }
+
+
+class VoiceListApi(APIView):
+    required_scope = Scope.VOICES_READ
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request) -> Response:
+        tenant = request.user.tenant
+        voices = [voice_json(v, tenant_id=tenant.pk) for v in voices_for_tenant(tenant)]
+        return Response({"voices": voices, "has_more": False, "total_count": len(voices)})
+
+
+class VoiceDetailApi(APIView):
+    required_scope = Scope.VOICES_READ
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request, voice_id: str) -> Response:
+        voice = voice_get(request.user.tenant, voice_id)
+        if voice is None:
+            raise ApiError(
+                f"A voice with voice_id '{voice_id}' was not found.",
+                code="voice_not_found",
+                status_code=404,
+                field="voice_id",
+            )
+        return Response(voice_json(voice, tenant_id=request.user.tenant.pk))
+
+
+def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
+    return {
+        "model_id": version.model_id,
+        "name": version.display_name or version.model_id,
+        "description": version.description,
+        "can_be_finetuned": False,
+        "can_do_text_to_speech": True,
+        "can_do_voice_conversion": False,
+        "can_use_style": False,
+        "can_use_speaker_boost": False,
+        "serves_pro_voices": False,
+        "token_cost_factor": 1.0,
+        "requires_alpha_access": False,
+        "max_characters_request_free_user": max_chars,
+        "max_characters_request_subscribed_user": max_chars,
+        "maximum_text_length_per_request": max_chars,
+        "languages": [{"language_id": code, "name": LANGUAGE_NAMES.get(code, code)} for code in version.languages],
+        "model_rates": {"character_cost_multiplier": 1.0},
+        "concurrency_group": "standard",
+        "version": version.version,
+        "engine": version.engine,
+        "sample_rate": version.sample_rate,
+    }
+
+
+class ModelListApi(APIView):
+    required_scope = Scope.VOICES_READ
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request) -> Response:
+        plan = request.user.tenant.plan
+        max_chars = min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request)
+        return Response([model_json(v, max_chars) for v in active_model_versions()])
+
+
+# --- history -----------------------------------------------------------------
+
+_SOURCE_LABELS = {
+    "elevenlabs": "TTS",
+    "elevenlabs_stream": "TTS",
+    "websocket": "TTS",
+    "openai": "TTS",
+    "job": "Projects",
+    "playground": "TTS",
+}
+
+
+def history_json(record: SynthesisRecord) -> dict[str, Any]:
+    return {
+        "history_item_id": str(record.pk),
+        "request_id": record.request_id or None,
+        "voice_id": record.voice_id,
+        "model_id": record.model_id,
+        "voice_name": record.voice_name,
+        "voice_category": "premade",
+        "text": record.text if record.text_logged else None,
+        "date_unix": _unix(record.created_at),
+        "character_count_change_from": 0,
+        "character_count_change_to": record.characters,
+        "content_type": record.content_type,
+        "state": "created" if record.status == SynthesisRecord.Status.SUCCESS else record.status,
+        "settings": record.settings or None,
+        "feedback": None,
+        "share_link_id": None,
+        "source": _SOURCE_LABELS.get(record.source, "TTS"),
+        # This platform's own fields:
+        "status": record.status,
+        "origin": record.source,
+        "output_format": record.output_format,
+        "sample_rate": record.sample_rate,
+        "duration_seconds": record.duration_s,
+        "latency_ms": record.latency_ms,
+        "time_to_first_byte_ms": record.ttfb_ms,
+        "cache_hit": record.cache_hit,
+        "error_code": record.error_code or None,
+        "has_audio": bool(record.audio),
+    }
+
+
+class HistoryQuerySerializer(serializers.Serializer):
+    page_size = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
+    start_after_history_item_id = serializers.CharField(required=False, allow_blank=True)
+    voice_id = serializers.CharField(required=False, allow_blank=True)
+    date_before_unix = serializers.IntegerField(required=False, min_value=0)
+    date_after_unix = serializers.IntegerField(required=False, min_value=0)
+    source = serializers.ChoiceField(choices=SynthesisRecord.Source.choices, required=False)
+    status = serializers.ChoiceField(choices=SynthesisRecord.Status.choices, required=False)
+
+
+def _from_unix(value: int | None) -> dt.datetime | None:
+    return dt.datetime.fromtimestamp(value, tz=dt.UTC) if value is not None else None
+
+
+class HistoryListApi(APIView):
+    required_scope = Scope.HISTORY_READ
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request) -> Response:
+        query = HistoryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        tenant = request.user.tenant
+        qs = history_for_tenant(
+            tenant,
+            voice_id=q.get("voice_id") or None,
+            source=q.get("source"),
+            status=q.get("status"),
+            date_after=_from_unix(q.get("date_after_unix")),
+            date_before=_from_unix(q.get("date_before_unix")),
+        )
+        cursor_id = q.get("start_after_history_item_id")
+        if cursor_id:
+            cursor = history_item_get(tenant, cursor_id)
+            if cursor is None:
+                raise ApiError(
+                    f"History item '{cursor_id}' was not found.",
+                    code="invalid_cursor",
+                    status_code=400,
+                    field="start_after_history_item_id",
+                )
+            qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
+        page_size = q["page_size"]
+        items = list(qs[: page_size + 1])
+        has_more = len(items) > page_size
+        items = items[:page_size]
+        return Response(
+            {
+                "history": [history_json(r) for r in items],
+                "last_history_item_id": str(items[-1].pk) if items else None,
+                "has_more": has_more,
+                "scanned_until": None,
+            }
+        )
+
+
+def _item_or_404(request: Request, history_item_id: str) -> SynthesisRecord:
+    record = history_item_get(request.user.tenant, history_item_id)
+    if record is None:
+        raise ApiError(
+            f"History item '{history_item_id}' was not found.",
+            code="history_item_not_found",
+            status_code=404,
+            field="history_item_id",
+        )
+    return record
+
+
+class HistoryDetailApi(APIView):
+    error_dialect = "elevenlabs"
+
+    @property
+    def required_scope(self) -> str:
+        return Scope.HISTORY_WRITE if self.request.method == "DELETE" else Scope.HISTORY_READ
+
+    def get(self, request: Request, history_item_id: str) -> Response:
+        return Response(history_json(_item_or_404(request, history_item_id)))
+
+    def delete(self, request: Request, history_item_id: str) -> Response:
+        history_item_delete(_item_or_404(request, history_item_id))
+        return Response({"status": "ok"})
+
+
+def _audio_response(record: SynthesisRecord) -> FileResponse:
+    if not record.audio:
+        raise ApiError(
+            "This history item has no stored audio (logging was off or it did not complete).",
+            code="audio_not_found",
+            status_code=404,
+            field="history_item_id",
+        )
+    response = FileResponse(record.audio.open("rb"), content_type=record.content_type)
+    response["history-item-id"] = str(record.pk)
+    return response
+
+
+class HistoryAudioApi(APIView):
+    required_scope = Scope.HISTORY_READ
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request, history_item_id: str) -> FileResponse:
+        return _audio_response(_item_or_404(request, history_item_id))
+
+
+class HistoryDownloadInputSerializer(serializers.Serializer):
+    history_item_ids = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=100)
+
+
+class HistoryDownloadApi(APIView):
+    """One id: that file. Several: a zip of them."""
+
+    required_scope = Scope.HISTORY_READ
+    error_dialect = "elevenlabs"
+
+    def post(self, request: Request) -> HttpResponse:
+        body = HistoryDownloadInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        records = [_item_or_404(request, item_id) for item_id in body.validated_data["history_item_ids"]]
+        if len(records) == 1:
+            return _audio_response(records[0])
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+            for record in records:
+                if record.audio:
+                    with record.audio.open("rb") as fh:
+                        ext = record.audio.name.rsplit(".", 1)[-1]
+                        archive.writestr(f"{record.pk}.{ext}", fh.read())
+        response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+        response["Content-Disposition"] = 'attachment; filename="history.zip"'
+        return response
+
+
+# --- user ------------------------------------------------------------------------
+
+
+def subscription_json(tenant: Any) -> dict[str, Any]:
+    usage = usage_for_period(tenant)
+    plan = tenant.plan
+    reset = next_period_start()
+    reset_dt = dt.datetime(reset.year, reset.month, reset.day, tzinfo=dt.UTC)
+    return {
+        "tier": plan.name,
+        "character_count": usage.characters,
+        "character_limit": plan.monthly_character_limit,
+        "can_extend_character_limit": False,
+        "allowed_to_extend_character_limit": False,
+        "next_character_count_reset_unix": int(reset_dt.timestamp()),
+        "max_credit_limit_extension": 0,
+        "voice_slots_used": 0,
+        "professional_voice_slots_used": 0,
+        "professional_voice_slots_used_in_workspace": 0,
+        "voice_limit": 0,
+        "voice_add_edit_counter": 0,
+        "professional_voice_limit": 0,
+        "can_extend_voice_limit": False,
+        "can_use_instant_voice_cloning": False,
+        "can_use_professional_voice_cloning": False,
+        "current_overage": {"amount": "0", "currency": "usd"},
+        "status": "active",
+        "open_invoices": [],
+        "has_open_invoices": False,
+        "billing_period": "monthly_period",
+        "character_refresh_period": "monthly_period",
+        "requests_this_period": usage.requests,
+        "requests_per_minute": plan.requests_per_minute,
+        "max_concurrent_streams": plan.max_concurrent_streams,
+        "max_characters_per_request": plan.max_characters_per_request,
+        "history_retention_days": plan.history_retention_days,
+    }
+
+
+class SubscriptionApi(APIView):
+    required_scope = Scope.USER_READ
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request) -> Response:
+        return Response(subscription_json(request.user.tenant))
+
+
+class UserApi(APIView):
+    required_scope = Scope.USER_READ
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request) -> Response:
+        tenant = request.user.tenant
+        return Response(
+            {
+                "user_id": f"tenant-{tenant.pk}",
+                "subscription": subscription_json(tenant),
+                "is_new_user": False,
+                "xi_api_key": None,
+                "can_use_delayed_payment_methods": False,
+                "is_onboarding_completed": True,
+                "is_onboarding_checklist_completed": True,
+                "first_name": tenant.name,
+                "created_at": _unix(tenant.created_at),
+                "now_unix": _unix(timezone.now()),
+            }
+        )

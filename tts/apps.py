@@ -1,0 +1,8 @@
+"""Speech synthesis: voices, model versions, the pipeline, history and the APIs."""
+
+from django.apps import AppConfig
+
+
+class TtsConfig(AppConfig):
+    name = "tts"
+    default_auto_field = "django.db.models.BigAutoField"

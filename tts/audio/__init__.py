@@ -1,0 +1,1 @@
+"""Audio output: format names (formats), streaming resampling (resample), incremental encoders (encode)."""

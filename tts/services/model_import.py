@@ -1,0 +1,199 @@
+"""Importing Piper voices: one ModelVersion per file, one Voice per speaker.
+
+Everything is checked before anything is written: a broken or mismatched
+file changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from tts.models import ModelVersion, Voice
+
+
+class VoiceImportError(Exception):
+    """The voice files cannot be imported; the message says why."""
+
+
+@dataclass
+class ImportResult:
+    model_version: ModelVersion
+    voices: list[Voice]
+    created: bool
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class PiperVoiceFiles:
+    model_path: Path
+    config_path: Path
+    config: dict
+    sample_rate: int
+    num_speakers: int
+    speakers: dict[str, int]
+    language: str
+    sha256: str
+
+
+def inspect_piper_voice(model_path: str | Path, config_path: str | Path | None = None) -> PiperVoiceFiles:
+    """Read and check a Piper voice: config parses, the ONNX graph loads and agrees with it."""
+    model = Path(model_path).resolve()
+    config_file = Path(config_path).resolve() if config_path else Path(f"{model}.json")
+    if not model.is_file():
+        raise VoiceImportError(f"Model file not found: {model}")
+    if not config_file.is_file():
+        raise VoiceImportError(f"Config file not found: {config_file} (pass --config)")
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        sample_rate = int(config["audio"]["sample_rate"])
+        num_speakers = int(config.get("num_speakers", 1))
+        if not isinstance(config["phoneme_id_map"], dict) or not config["phoneme_id_map"]:
+            raise ValueError("phoneme_id_map is empty")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise VoiceImportError(f"{config_file} is not a Piper voice config: {exc}") from exc
+
+    import onnxruntime
+
+    try:
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        session = onnxruntime.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise VoiceImportError(f"{model} is not a loadable ONNX model: {exc}") from exc
+    inputs = {i.name for i in session.get_inputs()}
+    missing = {"input", "input_lengths", "scales"} - inputs
+    if missing:
+        raise VoiceImportError(f"{model} is not a Piper voice: missing inputs {', '.join(sorted(missing))}")
+    has_sid = "sid" in inputs
+    if has_sid != (num_speakers > 1):
+        raise VoiceImportError(
+            f"{model} and {config_file} disagree: the config says {num_speakers} speaker(s) but the model "
+            f"{'takes' if has_sid else 'does not take'} a speaker id"
+        )
+    language_info = config.get("language") or {}
+    language = str(language_info.get("family") or config.get("espeak", {}).get("voice", "en")).split("-")[0]
+    speakers = {str(k): int(v) for k, v in (config.get("speaker_id_map") or {}).items()}
+    if num_speakers > 1 and not speakers:
+        speakers = {f"speaker-{i}": i for i in range(num_speakers)}
+    return PiperVoiceFiles(
+        model_path=model,
+        config_path=config_file,
+        config=config,
+        sample_rate=sample_rate,
+        num_speakers=num_speakers,
+        speakers=speakers,
+        language=language,
+        sha256=file_sha256(model),
+    )
+
+
+def _default_model_id(model: Path) -> str:
+    # Keep Piper's own spelling (en_US-joe-medium): clients see this id.
+    return re.sub(r"[^-A-Za-z0-9_]", "-", model.name.removesuffix(".onnx"))[:100] or "piper-voice"
+
+
+def _voice_base_name(model_id: str) -> str:
+    # en_US-joe-medium -> joe (Piper's <lang>-<name>-<quality> convention)
+    parts = model_id.split("-")
+    return parts[1] if len(parts) == 3 else model_id
+
+
+def import_piper_voice(
+    model_path: str | Path,
+    config_path: str | Path | None = None,
+    *,
+    model_id: str | None = None,
+    voice_id: str | None = None,
+    engine: str = ModelVersion.Engine.PIPER_ONNX,
+    activate: bool = False,
+    preload: bool = False,
+) -> ImportResult:
+    files = inspect_piper_voice(model_path, config_path)
+    model_id = model_id or _default_model_id(files.model_path)
+    if not re.fullmatch(r"[-a-zA-Z0-9_]+", model_id):
+        raise VoiceImportError(f"model id {model_id!r} may only hold letters, digits, '-' and '_'")
+    existing = ModelVersion.objects.filter(model_id=model_id, sha256=files.sha256, engine=engine).first()
+    with transaction.atomic():
+        created = existing is None
+        if existing is None:
+            versions = ModelVersion.objects.filter(model_id=model_id).values_list("version", flat=True)
+            numbers = [int(v) for v in versions if str(v).isdigit()]
+            version = ModelVersion.objects.create(
+                model_id=model_id,
+                version=str(max(numbers, default=0) + 1),
+                display_name=model_id,
+                description=f"Piper voice imported from {files.model_path.name}",
+                engine=engine,
+                model_path=str(files.model_path),
+                config_path=str(files.config_path),
+                sha256=files.sha256,
+                sample_rate=files.sample_rate,
+                num_speakers=files.num_speakers,
+                languages=[files.language],
+                preload=preload,
+            )
+        else:
+            version = existing
+        if activate:
+            activate_model_version(version)
+        voices = _ensure_voices(version, files, voice_id)
+    return ImportResult(model_version=version, voices=voices, created=created)
+
+
+def _ensure_voices(version: ModelVersion, files: PiperVoiceFiles, voice_id: str | None) -> list[Voice]:
+    base = voice_id or _voice_base_name(version.model_id)
+    wanted: list[tuple[str, str, int]]
+    if files.num_speakers <= 1:
+        wanted = [(slugify(base), base, 0)]
+    else:
+        wanted = [
+            (slugify(f"{base}-{name}"), name, idx) for name, idx in sorted(files.speakers.items(), key=lambda kv: kv[1])
+        ]
+    voices = []
+    for vid, name, speaker in wanted:
+        voice = Voice.objects.filter(voice_id=vid).first()
+        if voice is not None and voice.model_id != version.model_id:
+            raise VoiceImportError(f"voice id {vid!r} already belongs to model {voice.model_id!r}; pass --voice-id")
+        if voice is None:
+            voice = Voice.objects.create(
+                voice_id=vid,
+                name=name.replace("_", " ").title() if files.num_speakers > 1 else name.title(),
+                language=files.language,
+                labels={"quality": version.model_id.rsplit("-", 1)[-1], "engine": "piper"},
+                model_id=version.model_id,
+                speaker_index=speaker,
+            )
+        voices.append(voice)
+    return voices
+
+
+def activate_model_version(version: ModelVersion) -> None:
+    """Make ``version`` the one that serves its model; the previous active one retires."""
+    with transaction.atomic():
+        ModelVersion.objects.filter(model_id=version.model_id, status=ModelVersion.Status.ACTIVE).exclude(
+            pk=version.pk
+        ).update(status=ModelVersion.Status.RETIRED)
+        ModelVersion.objects.filter(pk=version.pk).update(
+            status=ModelVersion.Status.ACTIVE, activated_at=timezone.now()
+        )
+    version.refresh_from_db()
+
+
+def retire_model_version(version: ModelVersion) -> None:
+    ModelVersion.objects.filter(pk=version.pk).update(status=ModelVersion.Status.RETIRED)
+    version.refresh_from_db()

@@ -1,0 +1,342 @@
+"""The one synthesis pipeline every entry point uses (REST, streaming, WebSocket,
+OpenAI, jobs, the playground). No HTTP here.
+
+1. validate and resolve: voice visible to this tenant, model, limits;
+2. text: SSML or plain -> normalize -> segments -> cost in characters;
+3. quota: reserve characters atomically; refund on failure or cancel;
+4. inference: segment by segment through the registry, first sentence first;
+5. audio: resample and encode incrementally, yield bytes;
+6. record: the history row (+ audio file) and its status, whatever happens.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+
+from accounts.models import ApiKey, Tenant
+from accounts.quota import QuotaExceeded, Reservation, next_period_start, refund_characters, reserve_characters
+from tts.audio.encode import StreamEncoder, make_encoder
+from tts.audio.formats import OutputFormat
+from tts.inference.engine import Engine, EngineError, ModelSpec, SynthesisParams
+from tts.models import ModelVersion, SynthesisRecord, Voice
+from tts.text.prepare import TextError, prepare_text
+from tts.text.segment import Segment
+
+from .engines import get_registry, spec_for
+from .history import AudioSink, record_finish
+from .voices import active_model_version, voice_get
+
+logger = logging.getLogger(__name__)
+
+# Model ids of other vendors' SDK defaults; accepted and served by the voice's own model.
+FOREIGN_MODEL_PREFIXES = ("eleven_", "tts-1", "gpt-4o", "gpt-")
+
+
+class SynthesisError(Exception):
+    """A request the pipeline refuses or could not complete.
+
+    Carries what both API dialects need: HTTP ``status``, a short ``code``, the
+    request ``field`` at fault (if any) and ``retry_after`` seconds for 429/503.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        status: int,
+        field: str | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.field = field
+        self.retry_after = retry_after
+
+
+@dataclass
+class SynthesisRequest:
+    tenant: Tenant
+    voice_id: str
+    text: str
+    output_format: OutputFormat
+    source: str
+    api_key: ApiKey | None = None
+    model_id: str | None = None
+    speed: float = 1.0
+    language: str | None = None
+    enable_logging: bool = True
+    normalization: str = "auto"
+    request_id: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    text_field: str = "text"
+    voice_field: str = "voice_id"
+
+
+@dataclass
+class PreparedSynthesis:
+    request: SynthesisRequest
+    voice: Voice
+    model_version: ModelVersion
+    spec: ModelSpec
+    segments: list[Segment]
+    characters: int
+    reservation: Reservation
+    record: SynthesisRecord
+    started: float
+    first_byte_at: float | None = None
+    audio_seconds: float = 0.0
+    done_segments: int = 0
+    encoder: StreamEncoder | None = None
+
+
+def _max_chars(tenant: Tenant) -> int:
+    return min(settings.TTS_MAX_CHARS_PER_REQUEST, tenant.plan.max_characters_per_request)
+
+
+def _resolve_model(req: SynthesisRequest, voice: Voice) -> ModelVersion:
+    model_id = (req.model_id or "").strip()
+    if model_id and model_id != voice.model_id and not model_id.startswith(FOREIGN_MODEL_PREFIXES):
+        known = ModelVersion.objects.filter(model_id=model_id).exists()
+        if not known:
+            models = sorted(set(ModelVersion.objects.filter(status="active").values_list("model_id", flat=True)))
+            raise SynthesisError(
+                f"model_id: unknown model '{model_id}'. Available models: {', '.join(models) or 'none'}.",
+                code="model_not_found",
+                status=400,
+                field="model_id",
+            )
+        raise SynthesisError(
+            f"Voice '{voice.voice_id}' is served by model '{voice.model_id}', not '{model_id}'.",
+            code="model_voice_mismatch",
+            status=400,
+            field="model_id",
+        )
+    version = active_model_version(voice.model_id)
+    if version is None:
+        raise SynthesisError(
+            f"The model '{voice.model_id}' behind voice '{voice.voice_id}' has no active version.",
+            code="model_unavailable",
+            status=503,
+            retry_after=30,
+        )
+    return version
+
+
+def validate_text(req: SynthesisRequest) -> str:
+    text = req.text
+    if not isinstance(text, str) or not text.strip():
+        raise SynthesisError(
+            f"'{req.text_field}' must contain some text to speak.", code="empty_text", status=400, field=req.text_field
+        )
+    limit = _max_chars(req.tenant)
+    if len(text) > limit:
+        raise SynthesisError(
+            f"'{req.text_field}' is {len(text)} characters long; the limit per request is {limit}.",
+            code="max_character_limit_exceeded",
+            status=413,
+            field=req.text_field,
+        )
+    return text
+
+
+def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
+    """Validate, resolve, reserve quota and open a pending history record."""
+    started = time.monotonic()
+    text = validate_text(req)
+    voice = voice_get(req.tenant, req.voice_id)
+    if voice is None:
+        raise SynthesisError(
+            f"A voice with voice_id '{req.voice_id}' was not found.",
+            code="voice_not_found",
+            status=404,
+            field=req.voice_field,
+        )
+    model_version = _resolve_model(req, voice)
+    try:
+        segments = prepare_text(
+            text,
+            language=req.language,
+            normalization=req.normalization,  # type: ignore[arg-type]
+            max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS,
+        )
+    except TextError as exc:
+        field_name = req.text_field if exc.field == "text" else exc.field
+        raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=field_name) from exc
+    if not any(seg.text.strip() for seg in segments):
+        raise SynthesisError(
+            f"'{req.text_field}' has nothing that can be spoken.", code="empty_text", status=400, field=req.text_field
+        )
+    characters = len(text)
+    try:
+        reservation = reserve_characters(tenant=req.tenant, characters=characters)
+    except QuotaExceeded as exc:
+        retry = int(_next_reset_ts() - time.time())
+        raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=max(1, retry)) from exc
+    record = SynthesisRecord.objects.create(
+        tenant=req.tenant,
+        api_key=req.api_key,
+        voice_id=voice.voice_id,
+        voice_name=voice.name,
+        model_version=model_version,
+        model_id=model_version.model_id,
+        text=text if req.enable_logging else "",
+        text_logged=req.enable_logging,
+        characters=characters,
+        output_format=req.output_format.name,
+        content_type=req.output_format.content_type,
+        sample_rate=req.output_format.sample_rate,
+        source=req.source,
+        request_id=req.request_id,
+        settings=req.settings,
+    )
+    return PreparedSynthesis(
+        request=req,
+        voice=voice,
+        model_version=model_version,
+        spec=spec_for(model_version),
+        segments=segments,
+        characters=characters,
+        reservation=reservation,
+        record=record,
+        started=started,
+    )
+
+
+def _next_reset_ts() -> float:
+    reset = next_period_start()
+    return time.mktime(reset.timetuple())
+
+
+def _params_for(prep: PreparedSynthesis, engine: Engine, segment: Segment) -> SynthesisParams:
+    speed = max(0.05, prep.request.speed * segment.rate)
+    base = float(getattr(engine, "default_length_scale", 1.0))
+    return SynthesisParams(speaker_id=prep.voice.speaker_index, length_scale=base / speed)
+
+
+def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams) -> np.ndarray:
+    """Float PCM for one segment at the engine's rate, trailing pause included."""
+    pieces: list[np.ndarray] = []
+    for phonemes in engine.phonemize(segment.text):
+        if not phonemes:
+            continue
+        ids = engine.phonemes_to_ids(phonemes)
+        pieces.append(engine.synthesize_ids(ids, params).audio)
+    pause = int(engine.sample_rate * (segment.pause_after_ms + settings.TTS_SENTENCE_SILENCE_MS) / 1000)
+    if pause:
+        pieces.append(np.zeros(pause, dtype=np.float32))
+    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+
+
+def _spent_characters(prep: PreparedSynthesis) -> int:
+    """Characters of the segments synthesized so far (proportional to segment text)."""
+    total = sum(len(s.text) for s in prep.segments) or 1
+    done = sum(len(s.text) for s in prep.segments[: prep.done_segments])
+    return min(prep.characters, round(prep.characters * done / total))
+
+
+def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
+    """Encoded audio, one piece per segment as soon as it is ready.
+
+    Closing the generator early (a client that went away) stops before the
+    next segment is synthesized, marks the record cancelled and refunds the
+    characters of what was never synthesized. An engine failure marks it
+    failed and refunds what was not synthesized.
+    """
+    req = prep.request
+    try:
+        engine = get_registry().get(prep.spec)
+    except EngineError as exc:
+        _finish_failed(prep, "engine_unavailable")
+        raise SynthesisError(
+            "The speech engine is not available right now.", code="engine_unavailable", status=503, retry_after=10
+        ) from exc
+    fmt = req.output_format
+    sink = AudioSink(store=req.enable_logging and settings.TTS_STORE_AUDIO)
+    encoder = prep.encoder = make_encoder(fmt, engine.sample_rate)
+    prep.record.sample_rate = encoder.format.sample_rate
+    status = SynthesisRecord.Status.CANCELLED
+    error_code = ""
+    try:
+        for segment in prep.segments:
+            pcm = synthesize_segment(engine, segment, _params_for(prep, engine, segment))
+            prep.done_segments += 1
+            prep.audio_seconds += len(pcm) / engine.sample_rate
+            data = encoder.feed(pcm)
+            if data:
+                if prep.first_byte_at is None:
+                    prep.first_byte_at = time.monotonic()
+                sink.write(data)
+                yield data
+        tail = encoder.finish()
+        if tail:
+            if prep.first_byte_at is None:
+                prep.first_byte_at = time.monotonic()
+            sink.write(tail)
+            yield tail
+        status = SynthesisRecord.Status.SUCCESS
+    except EngineError as exc:
+        status = SynthesisRecord.Status.FAILED
+        error_code = "engine_error"
+        logger.exception("synthesis %s failed in the engine", prep.record.pk)
+        raise SynthesisError(
+            "The speech engine failed while synthesizing this request.",
+            code="engine_error",
+            status=503 if exc.retryable else 500,
+            retry_after=5 if exc.retryable else None,
+        ) from exc
+    except SynthesisError:
+        status = SynthesisRecord.Status.FAILED
+        error_code = "synthesis_error"
+        raise
+    except Exception:
+        status = SynthesisRecord.Status.FAILED
+        error_code = "internal_error"
+        raise
+    finally:
+        encoder.close()
+        if status == SynthesisRecord.Status.SUCCESS:
+            record_finish(prep, status=status, sink=sink)
+        else:
+            refund_characters(prep.reservation, prep.characters - _spent_characters(prep))
+            record_finish(prep, status=status, sink=None, error_code=error_code)
+            sink.discard()
+
+
+def _finish_failed(prep: PreparedSynthesis, error_code: str) -> None:
+    refund_characters(prep.reservation)
+    record_finish(prep, status=SynthesisRecord.Status.FAILED, sink=None, error_code=error_code)
+
+
+@dataclass
+class SynthesisResult:
+    audio: bytes
+    record: SynthesisRecord
+    output_format: OutputFormat
+
+
+def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
+    """Synthesize a whole request and return its bytes (the non-streaming path)."""
+    prep = synthesis_prepare(req)
+    chunks: list[bytes] = []
+    try:
+        for chunk in synthesis_iter_bytes(prep):
+            chunks.append(chunk)
+    except BaseException:
+        # Nothing was delivered: refund whatever the generator did not.
+        refund_characters(prep.reservation)
+        raise
+    audio = b"".join(chunks)
+    if prep.encoder is not None:
+        audio = prep.encoder.seal(audio)  # exact lengths in wav/flac headers
+    fmt = prep.encoder.format if prep.encoder is not None else req.output_format
+    return SynthesisResult(audio=audio, record=prep.record, output_format=fmt)
