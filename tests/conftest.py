@@ -7,12 +7,6 @@ configured, unless ``TTS_REQUIRE_SERVICES=1`` (as in CI), where they fail.
 from __future__ import annotations
 
 import os
-import tempfile
-
-# Before Django reads settings: a throwaway data dir, and a key for DEBUG=off.
-os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
-os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="tts-test-var-"))
-os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 import pytest
 

@@ -5,6 +5,10 @@ voice names (alloy, echo, ...) resolve to the default voice unless a voice
 of that name exists, so code written for OpenAI runs unchanged. ``model`` is
 OpenAI's (tts-1, tts-1-hd, gpt-4o-mini-tts: the voice's own model serves it)
 or one of ours.
+
+Served by daphne the audio is streamed (chunked, as OpenAI does);
+``stream_format=sse`` sends ``speech.audio.delta`` events with base64 audio
+and a final ``speech.audio.done`` (tts.api.streaming).
 """
 
 from __future__ import annotations
@@ -13,17 +17,20 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from accounts.models import Scope
 from tts.audio.formats import UnknownFormatError, parse_openai_format
-from tts.services.synthesis import SynthesisRequest, synthesis_create
+from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
 from tts.services.voices import voice_find
+from ttsplatform.openapi import audio_responses, error_responses
 
 from .elevenlabs import audio_headers
 from .errors import ApiError
+from .streaming import audio_stream_response, is_asgi, sse_stream_response
 
 OPENAI_VOICES = frozenset(
     {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse", "marin", "cedar"}
@@ -87,19 +94,42 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
         settings={"speed": data["speed"]},
         text_field="input",
         voice_field="voice",
+        model_field="model",
     )
     return req, data["stream_format"]
 
 
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="openai_create_speech",
+        tags=["openai"],
+        summary="OpenAI-compatible speech",
+        request=SpeechInputSerializer,
+        responses={
+            **audio_responses("The audio in response_format."),
+            **error_responses("openai", 400, 403, 404, 413, 429, 503),
+        },
+    )
+)
 class SpeechApi(APIView):
     required_scope = Scope.TTS
     error_dialect = "openai"
 
     def post(self, request: Request) -> HttpResponse:
-        req, _stream_format = openai_synthesis_request(request)
+        req, stream_format = openai_synthesis_request(request)
+        if stream_format == "sse":
+            return sse_stream_response(request, synthesis_prepare(req))
+        if is_asgi(request):
+            # Like OpenAI's own endpoint: chunked audio as it is synthesized.
+            return audio_stream_response(request, synthesis_prepare(req))
+        # Under WSGI (and Django's test client) the whole file, with exact wav/flac headers.
         result = synthesis_create(req)
         response = HttpResponse(result.audio, content_type=result.output_format.content_type)
         audio_headers(
-            response, record_id=result.record.pk, characters=result.record.characters, request_id=req.request_id
+            response,
+            record_id=result.record.pk,
+            characters=result.record.characters,
+            request_id=req.request_id,
+            cache_hit=result.record.cache_hit,
         )
         return response

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from accounts.models import Tenant
 from tts.models import SynthesisRecord
+from ttsplatform import metrics
 
 if TYPE_CHECKING:
     from .synthesis import PreparedSynthesis
@@ -93,6 +94,7 @@ def record_finish(
     finally:
         if sink is not None:
             sink.discard()
+        metrics.synthesis_finished(prep)
 
 
 # --- reads -----------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,13 +22,17 @@ from django.conf import settings
 
 from accounts.models import ApiKey, Tenant
 from accounts.quota import QuotaExceeded, Reservation, next_period_start, refund_characters, reserve_characters
+from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import StreamEncoder, make_encoder
 from tts.audio.formats import OutputFormat
 from tts.inference.engine import Engine, EngineError, ModelSpec, SynthesisParams
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.prepare import TextError, prepare_text
 from tts.text.segment import Segment
+from ttsplatform import metrics
 
+from .admission import SynthesisAdmission, synthesis_admit
+from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engines import get_registry, spec_for
 from .history import AudioSink, record_finish
 from .voices import active_model_version, voice_get
@@ -80,6 +84,7 @@ class SynthesisRequest:
     settings: dict[str, Any] = field(default_factory=dict)
     text_field: str = "text"
     voice_field: str = "voice_id"
+    model_field: str = "model_id"
 
 
 @dataclass
@@ -97,6 +102,15 @@ class PreparedSynthesis:
     audio_seconds: float = 0.0
     done_segments: int = 0
     encoder: StreamEncoder | None = None
+    #: Where synthesis_iter_bytes takes its segments from, if not ``segments``:
+    #: a live stream (WebSocket) hands them out as text arrives, appending each
+    #: to ``segments`` first so the refund of unspent characters stays right.
+    segment_source: Iterable[Segment] | None = None
+    #: Rate-limit, concurrency and engine places this synthesis holds (released when it ends).
+    admission: SynthesisAdmission = field(default_factory=SynthesisAdmission)
+    cache_key: str | None = None
+    #: The cached audio that answers this request, when it was a cache hit.
+    cached: CachedAudio | None = None
 
 
 def _max_chars(tenant: Tenant) -> int:
@@ -110,16 +124,16 @@ def _resolve_model(req: SynthesisRequest, voice: Voice) -> ModelVersion:
         if not known:
             models = sorted(set(ModelVersion.objects.filter(status="active").values_list("model_id", flat=True)))
             raise SynthesisError(
-                f"model_id: unknown model '{model_id}'. Available models: {', '.join(models) or 'none'}.",
+                f"{req.model_field}: unknown model '{model_id}'. Available models: {', '.join(models) or 'none'}.",
                 code="model_not_found",
                 status=400,
-                field="model_id",
+                field=req.model_field,
             )
         raise SynthesisError(
             f"Voice '{voice.voice_id}' is served by model '{voice.model_id}', not '{model_id}'.",
             code="model_voice_mismatch",
             status=400,
-            field="model_id",
+            field=req.model_field,
         )
     version = active_model_version(voice.model_id)
     if version is None:
@@ -177,11 +191,16 @@ def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
             f"'{req.text_field}' has nothing that can be spoken.", code="empty_text", status=400, field=req.text_field
         )
     characters = len(text)
+    admission, cache_key, cached = _admit(req, voice, model_version, segments)
     try:
         reservation = reserve_characters(tenant=req.tenant, characters=characters)
     except QuotaExceeded as exc:
+        admission.release()
         retry = int(_next_reset_ts() - time.time())
         raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=max(1, retry)) from exc
+    except BaseException:
+        admission.release()
+        raise
     record = SynthesisRecord.objects.create(
         tenant=req.tenant,
         api_key=req.api_key,
@@ -198,6 +217,7 @@ def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
         source=req.source,
         request_id=req.request_id,
         settings=req.settings,
+        cache_hit=cached is not None,
     )
     return PreparedSynthesis(
         request=req,
@@ -209,7 +229,32 @@ def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
         reservation=reservation,
         record=record,
         started=started,
+        admission=admission,
+        cache_key=cache_key,
+        cached=cached,
     )
+
+
+def _admit(
+    req: SynthesisRequest, voice: Voice, model_version: ModelVersion, segments: list[Segment]
+) -> tuple[SynthesisAdmission, str | None, CachedAudio | None]:
+    """Rate limits and a concurrency slot, the cache lookup, and an engine place on a miss."""
+    try:
+        admission = synthesis_admit(tenant=req.tenant, api_key=req.api_key, source=req.source)
+    except LimitExceeded as exc:
+        raise SynthesisError(exc.message, code=exc.code, status=exc.status, retry_after=exc.retry_after) from exc
+    try:
+        cache_key = audio_cache_key(req, voice=voice, model_version=model_version, segments=segments)
+        cached = audio_cache.get(cache_key)
+        if cached is None:
+            admission.admit_engine()
+    except LimitExceeded as exc:
+        admission.release()
+        raise SynthesisError(exc.message, code=exc.code, status=exc.status, retry_after=exc.retry_after) from exc
+    except BaseException:
+        admission.release()
+        raise
+    return admission, cache_key, cached
 
 
 def _next_reset_ts() -> float:
@@ -253,6 +298,14 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
     failed and refunds what was not synthesized.
     """
     req = prep.request
+    metrics.synthesis_started(prep.record.pk)
+    if prep.cached is not None and prep.segment_source is None:
+        yield from _iter_cached(prep, prep.cached)
+        return
+    if prep.cached is not None:  # a live stream: its text is still arriving, the entry cannot answer it
+        prep.cached = None
+        prep.record.cache_hit = False
+        SynthesisRecord.objects.filter(pk=prep.record.pk).update(cache_hit=False)
     try:
         engine = get_registry().get(prep.spec)
     except EngineError as exc:
@@ -266,8 +319,10 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
     prep.record.sample_rate = encoder.format.sample_rate
     status = SynthesisRecord.Status.CANCELLED
     error_code = ""
+    # Everything sent, for the cache; live streams are not cached (their text was not known up front).
+    sent: list[bytes] | None = [] if prep.cache_key and req.enable_logging and prep.segment_source is None else None
     try:
-        for segment in prep.segments:
+        for segment in prep.segments if prep.segment_source is None else prep.segment_source:
             pcm = synthesize_segment(engine, segment, _params_for(prep, engine, segment))
             prep.done_segments += 1
             prep.audio_seconds += len(pcm) / engine.sample_rate
@@ -276,14 +331,21 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
                 if prep.first_byte_at is None:
                     prep.first_byte_at = time.monotonic()
                 sink.write(data)
+                if sent is not None:
+                    sent.append(data)
                 yield data
         tail = encoder.finish()
         if tail:
             if prep.first_byte_at is None:
                 prep.first_byte_at = time.monotonic()
             sink.write(tail)
+            if sent is not None:
+                sent.append(tail)
             yield tail
         status = SynthesisRecord.Status.SUCCESS
+        if sent is not None:
+            audio = encoder.seal(b"".join(sent))
+            audio_cache.put(prep.cache_key, CachedAudio(audio, encoder.format, prep.audio_seconds))
     except EngineError as exc:
         status = SynthesisRecord.Status.FAILED
         error_code = "engine_error"
@@ -304,6 +366,7 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
         raise
     finally:
         encoder.close()
+        prep.admission.release(completed=status == SynthesisRecord.Status.SUCCESS)
         if status == SynthesisRecord.Status.SUCCESS:
             record_finish(prep, status=status, sink=sink)
         else:
@@ -312,7 +375,33 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
             sink.discard()
 
 
+def _iter_cached(prep: PreparedSynthesis, cached: CachedAudio) -> Iterator[bytes]:
+    """A cache hit, sent like a stream: no engine; characters and history as for a synthesis."""
+    prep.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
+    prep.record.sample_rate = cached.output_format.sample_rate
+    sink = AudioSink(store=prep.request.enable_logging and settings.TTS_STORE_AUDIO)
+    status = SynthesisRecord.Status.CANCELLED
+    try:
+        for piece in cached.pieces():
+            if prep.first_byte_at is None:
+                prep.first_byte_at = time.monotonic()
+            sink.write(piece)
+            yield piece
+        prep.done_segments = len(prep.segments)
+        prep.audio_seconds = cached.duration_s
+        status = SynthesisRecord.Status.SUCCESS
+    finally:
+        prep.admission.release()
+        if status == SynthesisRecord.Status.SUCCESS:
+            record_finish(prep, status=status, sink=sink)
+        else:
+            refund_characters(prep.reservation)
+            record_finish(prep, status=status, sink=None)
+            sink.discard()
+
+
 def _finish_failed(prep: PreparedSynthesis, error_code: str) -> None:
+    prep.admission.release()
     refund_characters(prep.reservation)
     record_finish(prep, status=SynthesisRecord.Status.FAILED, sink=None, error_code=error_code)
 
@@ -340,3 +429,18 @@ def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
         audio = prep.encoder.seal(audio)  # exact lengths in wav/flac headers
     fmt = prep.encoder.format if prep.encoder is not None else req.output_format
     return SynthesisResult(audio=audio, record=prep.record, output_format=fmt)
+
+
+# --- pieces for callers that drive the segments themselves (long-form jobs) ---
+
+
+def resolve_model_version(req: SynthesisRequest, voice: Voice) -> ModelVersion:
+    """The active model version that serves ``voice`` for ``req``; ``SynthesisError`` if none fits."""
+    return _resolve_model(req, voice)
+
+
+def segment_params(engine: Engine, segment: Segment, *, speaker_index: int, speed: float) -> SynthesisParams:
+    """Engine knobs for one segment: the caller's speed times the segment's own rate."""
+    speed = max(0.05, speed * segment.rate)
+    base = float(getattr(engine, "default_length_scale", 1.0))
+    return SynthesisParams(speaker_id=speaker_index, length_scale=base / speed)

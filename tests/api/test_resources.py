@@ -1,0 +1,35 @@
+"""GET /v1/voices, /v1/models, /v1/user/subscription in ElevenLabs' shapes."""
+
+from __future__ import annotations
+
+from tests.fixtures import TenantCtx
+from tts.models import ModelVersion, Voice
+
+
+def test_it_lists_voices(tenant_a: TenantCtx, joe: Voice) -> None:
+    voices = tenant_a.client().get("/v1/voices").json()["voices"]
+    assert [v["voice_id"] for v in voices] == ["joe"]
+    assert voices[0]["category"] == "premade" and voices[0]["labels"]["language"] == "en"
+    detail = tenant_a.client().get("/v1/voices/joe").json()
+    assert detail["name"] == "Joe" and detail["high_quality_base_model_ids"] == ["en_US-joe-medium"]
+
+
+def test_it_lists_active_models_only(tenant_a: TenantCtx, joe: Voice) -> None:
+    ModelVersion.objects.create(model_id="draft-model", version="1", model_path="x", config_path="y", sha256="0",
+                                sample_rate=16000)
+    models = tenant_a.client().get("/v1/models").json()
+    assert [m["model_id"] for m in models] == ["en_US-joe-medium"]
+    assert models[0]["can_do_text_to_speech"] is True
+    assert models[0]["languages"] == [{"language_id": "en", "name": "English"}]
+    assert models[0]["maximum_text_length_per_request"] == 5000
+
+
+def test_it_reports_the_subscription(tenant_a: TenantCtx, joe: Voice) -> None:
+    tenant_a.client().post("/v1/text-to-speech/joe", {"text": "Count me."}, format="json")
+    sub = tenant_a.client().get("/v1/user/subscription").json()
+    assert sub["character_count"] == len("Count me.")
+    assert sub["character_limit"] == 100_000
+    assert sub["next_character_count_reset_unix"] > 0
+    assert sub["tier"] == "plan-alpha"
+    user = tenant_a.client().get("/v1/user").json()
+    assert user["subscription"]["character_count"] == len("Count me.")

@@ -1,0 +1,18 @@
+"""Settings for the test run: the project's settings, with test-friendly environment defaults.
+
+Set here (not in conftest) because pytest-django imports settings before any
+conftest runs. Server processes started by tests inherit this environment.
+"""
+
+import os
+import tempfile
+
+os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
+os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="tts-test-var-"))
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+# No model warm-up/poller thread in the test process or the servers it starts,
+# unless a test asks for one (tests/ops).
+os.environ.setdefault("TTS_MODEL_LIFECYCLE", "false")
+
+from ttsplatform.settings import *  # noqa: E402,F403
