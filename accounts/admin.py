@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -78,8 +79,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
         # New keys go through the service so only the hash is stored; the
         # secret is shown this once.
         issued = api_key_create(
-            tenant=obj.tenant, name=obj.name, scopes=obj.scopes, expires_at=obj.expires_at, created_by=request.user
-        )  # type: ignore[arg-type]
+            tenant=obj.tenant, name=obj.name, scopes=obj.scopes, expires_at=obj.expires_at,
+            created_by=request.user if isinstance(request.user, User) else None,
+        )
         obj.pk = issued.api_key.pk
         obj.prefix = issued.api_key.prefix
         obj.secret_hash = issued.api_key.secret_hash

@@ -73,3 +73,16 @@ class HasApiKey(BasePermission):
                 f"This API key lacks the '{scope}' scope needed for this endpoint.", code="missing_permissions"
             )
         return True
+
+
+def request_tenant(request: Request) -> Tenant:
+    """The tenant behind an authenticated API request (views run after HasApiKey)."""
+    user = request.user
+    assert isinstance(user, ApiKeyUser), "request_tenant() needs an API-key-authenticated request"
+    return user.tenant
+
+
+def request_api_key(request: Request) -> ApiKey:
+    key = request.auth
+    assert isinstance(key, ApiKey), "request_api_key() needs an API-key-authenticated request"
+    return key

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -24,7 +24,7 @@ def tenant_create(*, name: str, slug: str | None = None, plan: Plan | None = Non
     return Tenant.objects.create(name=name, slug=slug, plan=plan or plan_get_default())
 
 
-def membership_add(*, tenant: Tenant, user: AbstractBaseUser, role: str = Membership.Role.MEMBER) -> Membership:
+def membership_add(*, tenant: Tenant, user: User, role: str = Membership.Role.MEMBER) -> Membership:
     membership, created = Membership.objects.get_or_create(tenant=tenant, user=user, defaults={"role": role})
     if not created and membership.role != role:
         membership.role = role

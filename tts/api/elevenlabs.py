@@ -9,13 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format
 from tts.services.synthesis import SynthesisRequest, synthesis_create
+from ttsplatform.openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
 from .errors import ApiError
 
@@ -26,7 +29,7 @@ class VoiceSettingsSerializer(serializers.Serializer):
     # Accepted for compatibility; Piper voices have no equivalent of these.
     stability = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     similarity_boost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
-    style = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
+    style = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)  # type: ignore[assignment]
     use_speaker_boost = serializers.BooleanField(required=False, allow_null=True)
     speed = serializers.FloatField(required=False, allow_null=True, min_value=0.5, max_value=2.0)
 
@@ -67,8 +70,8 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
     settings_in = data.get("voice_settings") or {}
     speed = settings_in.get("speed") or 1.0
     return SynthesisRequest(
-        tenant=request.user.tenant,
-        api_key=request.auth,
+        tenant=request_tenant(request),
+        api_key=request_api_key(request),
         voice_id=voice_id,
         text=data["text"],
         output_format=fmt,
@@ -83,13 +86,28 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
     )
 
 
-def audio_headers(response: HttpResponse, *, record_id: Any, characters: int, request_id: str) -> None:
+def audio_headers(
+    response: HttpResponse, *, record_id: Any, characters: int, request_id: str, cache_hit: bool | None = None
+) -> None:
     response["history-item-id"] = str(record_id)
     response["x-character-count"] = str(characters)
     if request_id:
         response["request-id"] = request_id
+    if cache_hit is not None:
+        response["x-cache"] = "hit" if cache_hit else "miss"
 
 
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="text_to_speech",
+        tags=["text-to-speech"],
+        summary="Convert text to speech (whole file)",
+        request=TextToSpeechInputSerializer,
+        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM],
+        responses={**audio_responses("The audio; headers history-item-id, x-character-count, request-id."),
+                   **error_responses("elevenlabs", 400, 403, 404, 413, 429, 503)},
+    )
+)
 class TextToSpeechApi(APIView):
     """Convert text to speech and return the whole audio file."""
 
@@ -101,6 +119,10 @@ class TextToSpeechApi(APIView):
         result = synthesis_create(req)
         response = HttpResponse(result.audio, content_type=result.output_format.content_type)
         audio_headers(
-            response, record_id=result.record.pk, characters=result.record.characters, request_id=req.request_id
+            response,
+            record_id=result.record.pk,
+            characters=result.record.characters,
+            request_id=req.request_id,
+            cache_hit=result.record.cache_hit,
         )
         return response

@@ -13,17 +13,22 @@ from typing import Any
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse
+from django.http.response import HttpResponseBase
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.authentication import request_tenant
 from accounts.models import Scope
 from accounts.quota import next_period_start, usage_for_period
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
+from ttsplatform.openapi import audio_responses, error_responses, json_object
 
 from .errors import ApiError
 
@@ -74,22 +79,35 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
     }
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="voices_list", tags=["voices"], summary="Voices this key can use",
+        responses={200: json_object("voices, has_more, total_count"), **error_responses("elevenlabs", 403)},
+    )
+)
 class VoiceListApi(APIView):
     required_scope = Scope.VOICES_READ
     error_dialect = "elevenlabs"
 
     def get(self, request: Request) -> Response:
-        tenant = request.user.tenant
+        tenant = request_tenant(request)
         voices = [voice_json(v, tenant_id=tenant.pk) for v in voices_for_tenant(tenant)]
         return Response({"voices": voices, "has_more": False, "total_count": len(voices)})
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="voices_get", tags=["voices"], summary="One voice",
+        responses={200: json_object("The voice, ElevenLabs' fields plus model_id and speaker_index."),
+                   **error_responses("elevenlabs", 403, 404)},
+    )
+)
 class VoiceDetailApi(APIView):
     required_scope = Scope.VOICES_READ
     error_dialect = "elevenlabs"
 
     def get(self, request: Request, voice_id: str) -> Response:
-        voice = voice_get(request.user.tenant, voice_id)
+        voice = voice_get(request_tenant(request), voice_id)
         if voice is None:
             raise ApiError(
                 f"A voice with voice_id '{voice_id}' was not found.",
@@ -97,7 +115,7 @@ class VoiceDetailApi(APIView):
                 status_code=404,
                 field="voice_id",
             )
-        return Response(voice_json(voice, tenant_id=request.user.tenant.pk))
+        return Response(voice_json(voice, tenant_id=request_tenant(request).pk))
 
 
 def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
@@ -125,12 +143,21 @@ def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
     }
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="models_list", tags=["models"], summary="Active models",
+        responses={
+            200: OpenApiResponse(OpenApiTypes.OBJECT, description="A list of models."),
+            **error_responses("elevenlabs", 403),
+        },
+    )
+)
 class ModelListApi(APIView):
     required_scope = Scope.VOICES_READ
     error_dialect = "elevenlabs"
 
     def get(self, request: Request) -> Response:
-        plan = request.user.tenant.plan
+        plan = request_tenant(request).plan
         max_chars = min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request)
         return Response([model_json(v, max_chars) for v in active_model_versions()])
 
@@ -185,7 +212,7 @@ class HistoryQuerySerializer(serializers.Serializer):
     voice_id = serializers.CharField(required=False, allow_blank=True)
     date_before_unix = serializers.IntegerField(required=False, min_value=0)
     date_after_unix = serializers.IntegerField(required=False, min_value=0)
-    source = serializers.ChoiceField(choices=SynthesisRecord.Source.choices, required=False)
+    source = serializers.ChoiceField(choices=SynthesisRecord.Source.choices, required=False)  # type: ignore[assignment]
     status = serializers.ChoiceField(choices=SynthesisRecord.Status.choices, required=False)
 
 
@@ -193,6 +220,16 @@ def _from_unix(value: int | None) -> dt.datetime | None:
     return dt.datetime.fromtimestamp(value, tz=dt.UTC) if value is not None else None
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="history_list", tags=["history"], summary="Synthesis history, newest first",
+        parameters=[HistoryQuerySerializer],
+        responses={
+            200: json_object("history, last_history_item_id, has_more"),
+            **error_responses("elevenlabs", 400, 403),
+        },
+    )
+)
 class HistoryListApi(APIView):
     required_scope = Scope.HISTORY_READ
     error_dialect = "elevenlabs"
@@ -201,7 +238,7 @@ class HistoryListApi(APIView):
         query = HistoryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
-        tenant = request.user.tenant
+        tenant = request_tenant(request)
         qs = history_for_tenant(
             tenant,
             voice_id=q.get("voice_id") or None,
@@ -236,7 +273,7 @@ class HistoryListApi(APIView):
 
 
 def _item_or_404(request: Request, history_item_id: str) -> SynthesisRecord:
-    record = history_item_get(request.user.tenant, history_item_id)
+    record = history_item_get(request_tenant(request), history_item_id)
     if record is None:
         raise ApiError(
             f"History item '{history_item_id}' was not found.",
@@ -247,6 +284,16 @@ def _item_or_404(request: Request, history_item_id: str) -> SynthesisRecord:
     return record
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="history_get", tags=["history"], summary="One history item",
+        responses={200: json_object("The history item."), **error_responses("elevenlabs", 403, 404)},
+    ),
+    delete=extend_schema(
+        operation_id="history_delete", tags=["history"], summary="Delete a history item and its audio",
+        responses={200: json_object('{"status": "ok"}'), **error_responses("elevenlabs", 403, 404)},
+    ),
+)
 class HistoryDetailApi(APIView):
     error_dialect = "elevenlabs"
 
@@ -262,7 +309,7 @@ class HistoryDetailApi(APIView):
         return Response({"status": "ok"})
 
 
-def _audio_response(record: SynthesisRecord) -> FileResponse:
+def _audio_response(record: SynthesisRecord) -> HttpResponseBase:
     if not record.audio:
         raise ApiError(
             "This history item has no stored audio (logging was off or it did not complete).",
@@ -275,11 +322,17 @@ def _audio_response(record: SynthesisRecord) -> FileResponse:
     return response
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="history_audio", tags=["history"], summary="The stored audio of a history item",
+        responses={**audio_responses("The audio as it was returned."), **error_responses("elevenlabs", 403, 404)},
+    )
+)
 class HistoryAudioApi(APIView):
     required_scope = Scope.HISTORY_READ
     error_dialect = "elevenlabs"
 
-    def get(self, request: Request, history_item_id: str) -> FileResponse:
+    def get(self, request: Request, history_item_id: str) -> HttpResponseBase:
         return _audio_response(_item_or_404(request, history_item_id))
 
 
@@ -287,13 +340,24 @@ class HistoryDownloadInputSerializer(serializers.Serializer):
     history_item_ids = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=100)
 
 
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="history_download", tags=["history"], summary="Download history audio (one file or a zip)",
+        request=HistoryDownloadInputSerializer,
+        responses={
+            **audio_responses("One id: its audio."),
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="Several ids: a zip."),
+            **error_responses("elevenlabs", 400, 403, 404),
+        },
+    )
+)
 class HistoryDownloadApi(APIView):
     """One id: that file. Several: a zip of them."""
 
     required_scope = Scope.HISTORY_READ
     error_dialect = "elevenlabs"
 
-    def post(self, request: Request) -> HttpResponse:
+    def post(self, request: Request) -> HttpResponseBase:
         body = HistoryDownloadInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         records = [_item_or_404(request, item_id) for item_id in body.validated_data["history_item_ids"]]
@@ -304,7 +368,7 @@ class HistoryDownloadApi(APIView):
             for record in records:
                 if record.audio:
                     with record.audio.open("rb") as fh:
-                        ext = record.audio.name.rsplit(".", 1)[-1]
+                        ext = str(record.audio.name).rsplit(".", 1)[-1]
                         archive.writestr(f"{record.pk}.{ext}", fh.read())
         response = HttpResponse(buffer.getvalue(), content_type="application/zip")
         response["Content-Disposition"] = 'attachment; filename="history.zip"'
@@ -350,20 +414,35 @@ def subscription_json(tenant: Any) -> dict[str, Any]:
     }
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="user_subscription", tags=["user"], summary="Plan, characters used and limits",
+        responses={
+            200: json_object("ElevenLabs' subscription fields plus plan limits."),
+            **error_responses("elevenlabs", 403),
+        },
+    )
+)
 class SubscriptionApi(APIView):
     required_scope = Scope.USER_READ
     error_dialect = "elevenlabs"
 
     def get(self, request: Request) -> Response:
-        return Response(subscription_json(request.user.tenant))
+        return Response(subscription_json(request_tenant(request)))
 
 
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="user_get", tags=["user"], summary="The tenant behind this key",
+        responses={200: json_object("user_id and subscription."), **error_responses("elevenlabs", 403)},
+    )
+)
 class UserApi(APIView):
     required_scope = Scope.USER_READ
     error_dialect = "elevenlabs"
 
     def get(self, request: Request) -> Response:
-        tenant = request.user.tenant
+        tenant = request_tenant(request)
         return Response(
             {
                 "user_id": f"tenant-{tenant.pk}",

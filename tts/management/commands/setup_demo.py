@@ -56,6 +56,7 @@ class Command(BaseCommand):
             issued = None if existing else api_key_create(tenant=tenant, name="demo")
 
         if issued is None:
+            assert existing is not None
             self.stdout.write(
                 f"Demo tenant exists; its key starts with {existing.display_prefix} (shown only when created). "
                 f"New one: python manage.py createapikey {DEMO_SLUG}"
