@@ -43,7 +43,8 @@ def test_it_fails_loudly_on_bad_values(monkeypatch: pytest.MonkeyPatch, name: st
 
 
 def _django_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL")}
+    dropped = ("SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")
+    clean = {k: v for k, v in os.environ.items() if k not in dropped}
     clean.update(env)
     return subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=clean, capture_output=True,
                           text=True, timeout=120)

@@ -175,3 +175,27 @@ def test_it_sends_errors_as_json_with_the_request_id(tenant_a: TenantCtx, joe: V
     response = tenant_a.client().post(URL, {"text": ""}, format="json", HTTP_X_REQUEST_ID="req-12345678")
     assert response["X-Request-ID"] == "req-12345678"
     json.loads(response.content)
+
+
+def test_it_refuses_text_the_voice_cannot_speak(tenant_a: TenantCtx, joe: Voice) -> None:
+    response = tenant_a.client().post(URL, {"text": "今天天气很好，我们去公园散步吧。"}, format="json")
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert detail["status"] == "unsupported_language" and detail["param"] == "text"
+    response = tenant_a.client().post(URL, {"text": "Hello.", "language_code": "de"}, format="json")
+    assert response.status_code == 422 and response.json()["detail"]["param"] == "language_code"
+    assert spent(tenant_a) == 0
+
+
+def test_it_reads_numbers_and_symbols_aloud(tenant_a: TenantCtx, joe: Voice) -> None:
+    client = tenant_a.client()
+    url = f"{URL}?output_format=pcm_16000"
+    normalized = client.post(url, {"text": "Dr. Smith paid $3.50 on 1/2/2024.", "apply_text_normalization": "on"},
+                             format="json")
+    spelled = client.post(url, {"text": "Doctor Smith paid three dollars and fifty cents on January second, twenty "
+                                        "twenty-four.", "apply_text_normalization": "off"}, format="json")
+    assert normalized.status_code == spelled.status_code == 200
+    # The pipeline speaks the normalized reading: about as long as the spelled-out text.
+    assert abs(len(normalized.content) - len(spelled.content)) < 0.15 * len(spelled.content)
+    record = SynthesisRecord.objects.get(pk=normalized["history-item-id"])
+    assert record.text == "Dr. Smith paid $3.50 on 1/2/2024." and record.characters == 33

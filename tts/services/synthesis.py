@@ -27,9 +27,9 @@ from tts.audio.encode import StreamEncoder, make_encoder
 from tts.audio.formats import OutputFormat
 from tts.inference.engine import Engine, EngineError, ModelSpec, SynthesisParams
 from tts.models import ModelVersion, SynthesisRecord, Voice
+from tts.text.language import check_language
 from tts.text.prepare import TextError, prepare_text
 from tts.text.segment import Segment
-from ttsplatform import metrics
 
 from .admission import SynthesisAdmission, synthesis_admit
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
@@ -177,9 +177,10 @@ def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
         )
     model_version = _resolve_model(req, voice)
     try:
+        language = check_language(text, [voice.language, *model_version.languages], req.language)
         segments = prepare_text(
             text,
-            language=req.language,
+            language=language,
             normalization=req.normalization,  # type: ignore[arg-type]
             max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS,
         )
@@ -298,7 +299,6 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
     failed and refunds what was not synthesized.
     """
     req = prep.request
-    metrics.synthesis_started(prep.record.pk)
     if prep.cached is not None and prep.segment_source is None:
         yield from _iter_cached(prep, prep.cached)
         return

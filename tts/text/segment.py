@@ -1,0 +1,194 @@
+"""Splitting text into the segments the engine synthesizes one at a time.
+
+A segment is a sentence (see ``sentences``). A sentence longer than the
+model's maximum is split where a reader could pause: first at clause
+punctuation (; : — and CJK ，：), then at commas, then before a conjunction,
+then between words, and only as a last resort inside a run of characters
+(CJK without punctuation, a 10,000-letter "word"). Pieces are balanced in
+length rather than cut greedily at the maximum, so the last one is not a stub.
+"""
+
+# This module reads real-world text: its look-alike punctuation (full-width,
+# curly quotes, minus signs, dashes) is deliberate.
+# ruff: noqa: RUF001, RUF002
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from .phonemes import mask_phonemes, phoneme_blocks
+from .rewrite import Rewritten
+from .sentences import PARAGRAPH_PAUSE_MS, split_sentences
+
+DEFAULT_MAX_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One unit of synthesis.
+
+    ``text`` is what the phonemizer reads (it may hold Piper ``[[ phonemes ]]``
+    blocks); ``source_start``/``source_end`` locate it in the caller's original
+    input (for timestamps; -1 when unknown, e.g. inside SSML); ``rate`` scales
+    speed (1.0 = voice default, 2.0 = twice as fast); ``pause_after_ms`` is
+    silence to insert after this segment.
+    """
+
+    text: str
+    source_start: int = -1
+    source_end: int = -1
+    rate: float = 1.0
+    pause_after_ms: int = 0
+
+
+# Cut positions, best first. Each pattern's match end is where a piece may end.
+_CLAUSE = re.compile(r"[;:](?=\s)|[—–]|\s-(?=\s)|[，：；؛]")
+_COMMA = re.compile(r",(?=\s)|[、،]")
+_CONJUNCTION = re.compile(
+    r"(?=\s(?:and|but|or|nor|so|yet|because|which|who|while|although|though|whereas|unless|until"
+    r"|when|where|if|then|that|und|aber|oder|weil|et|mais|ou|y|pero|e|ma)\s)",
+)
+_SPACE = re.compile(r"(?=\s)")
+_LEVELS = (_CLAUSE, _COMMA, _CONJUNCTION, _SPACE)
+# A clause cut closer to the start than this fraction of the maximum would
+# leave a stub; a word boundary is preferred then.
+_MIN_CLAUSE_FRACTION = 0.25
+_GLUE = frozenset("\u200d\u200c\ufe0e\ufe0f\u20e3")
+# How far a hard cut may move back to keep a character sequence whole; a
+# longer run of combining marks is not a character anyone can say.
+_MAX_CLUSTER = 16
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _inside(position: int, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The span of sorted, disjoint ``spans`` that strictly contains ``position``."""
+    index = bisect_right(spans, (position, sys.maxsize)) - 1
+    if index >= 0 and spans[index][0] < position < spans[index][1]:
+        return spans[index]
+    return None
+
+
+def _hard_cut(text: str, start: int, target: int, whole: list[tuple[int, int]]) -> int:
+    """A character boundary near ``target`` that breaks no phoneme block,
+    normalized expansion, combining mark or emoji sequence."""
+    span = _inside(target, whole)
+    if span is not None:
+        # A phoneme block longer than the maximum stays whole: cutting it
+        # would make Piper read brackets and IPA letters aloud.
+        return span[0] if span[0] > start else span[1]
+    cut = target
+    lowest = max(start + 1, target - _MAX_CLUSTER)
+    while cut > lowest and (unicodedata.combining(text[cut]) or text[cut] in _GLUE or text[cut - 1] in _GLUE):
+        cut -= 1
+    return cut if cut > lowest else target
+
+
+def _best_cut(masked: str, start: int, end: int, max_chars: int, whole: list[tuple[int, int]]) -> int:
+    length = end - start
+    pieces = math.ceil(length / max_chars)
+    target = start + math.ceil(length / pieces)
+    limit = start + max_chars
+    for pattern in _LEVELS:
+        lowest = start + 1 if pattern is _SPACE else start + int(max_chars * _MIN_CLAUSE_FRACTION)
+        candidates = [
+            m.end()
+            for m in pattern.finditer(masked, lowest, limit + 1)
+            if lowest <= m.end() <= limit and _inside(m.end(), whole) is None
+        ]
+        if candidates:
+            return min(candidates, key=lambda c: (abs(c - target), -c))
+    return _hard_cut(masked, start, target, whole)
+
+
+def split_long(
+    text: str, max_chars: int = DEFAULT_MAX_CHARS, *, expansions: list[tuple[int, int]] | None = None
+) -> list[tuple[int, int]]:
+    """Trimmed ``(start, end)`` pieces of ``text``, each at most ``max_chars``
+    long unless a single phoneme block is longer.
+
+    ``expansions`` (where normalization wrote "three dollars and fifty cents"
+    for "$3.50") are kept whole when they fit, so no piece ends mid-amount
+    and every piece maps back to whole source tokens.
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    masked = mask_phonemes(text)
+    fitting = [(s, e) for s, e in expansions or [] if e - s <= max_chars]
+    whole = sorted([*phoneme_blocks(text), *fitting])
+    pieces: list[tuple[int, int]] = []
+    start, end = _trim(text, 0, len(text))
+    while start < end:
+        if end - start <= max_chars:
+            pieces.append((start, end))
+            break
+        cut = _best_cut(masked, start, end, max_chars, whole)
+        piece = _trim(text, start, cut)
+        if piece[1] > piece[0]:
+            pieces.append(piece)
+        start, _ = _trim(text, cut, end)
+    return pieces
+
+
+def collapse_spaces(text: str) -> str:
+    return " ".join(text.split())
+
+
+def is_speakable(text: str) -> bool:
+    """Whether the phonemizer would produce any sound from ``text``."""
+    return "[[" in text or any(ch.isalnum() for ch in text)
+
+
+def _append(segments: list[Segment], segment: Segment) -> None:
+    if is_speakable(segment.text):
+        segments.append(segment)
+    elif segments and segment.pause_after_ms > segments[-1].pause_after_ms:
+        # "Hello. ... World": the dots say nothing, but their pause still counts.
+        segments[-1] = replace(segments[-1], pause_after_ms=segment.pause_after_ms)
+
+
+def segment_text(
+    text: str,
+    *,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    rewrite: Callable[[str], Rewritten] | None = None,
+    paragraph_pause_ms: int = PARAGRAPH_PAUSE_MS,
+    rate: float = 1.0,
+) -> list[Segment]:
+    """Sentences of ``text``, long ones split, each at most ``max_chars``.
+
+    ``rewrite`` (normalization) runs on each sentence after the boundaries are
+    found in the original text, so offsets always point into ``text`` and a
+    normalized "Dr." can never create a boundary of its own.
+    """
+    segments: list[Segment] = []
+    for sentence in split_sentences(text, paragraph_pause_ms=paragraph_pause_ms):
+        source = text[sentence.start : sentence.end]
+        rewritten = rewrite(source) if rewrite else Rewritten(source)
+        pieces = split_long(rewritten.text, max_chars, expansions=rewritten.output_spans())
+        for index, (start, end) in enumerate(pieces):
+            src_start, src_end = rewritten.source_span(start, end)
+            pause = sentence.pause_after_ms if index == len(pieces) - 1 else 0
+            segment = Segment(
+                collapse_spaces(rewritten.text[start:end]),
+                sentence.start + src_start,
+                sentence.start + src_end,
+                rate,
+                pause,
+            )
+            _append(segments, segment)
+        if not pieces and sentence.pause_after_ms:
+            _append(segments, Segment("", -1, -1, rate, sentence.pause_after_ms))
+    return segments
