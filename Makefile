@@ -9,7 +9,7 @@ PORT ?= 8000
 
 export DEBUG ?= true
 
-.PHONY: run test lint typecheck bench install install-dev worker clean
+.PHONY: run test lint typecheck bench install install-dev worker beat clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,9 +31,26 @@ run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT)
 	@echo "Serving on http://$(HOST):$(PORT)  (dashboard /, admin /admin/, API /v1/...)"
+	@if [ -n "$$REDIS_URL" ]; then \
+	  echo "Jobs (/v1/jobs) go to Celery: start a worker with 'make worker' and one scheduler with 'make beat'"; \
+	  echo "  (same REDIS_URL, DATABASE_URL and storage; on as many machines as you like)."; \
+	else \
+	  echo "Jobs (/v1/jobs) run in a thread of this server (no REDIS_URL). To scale out: set REDIS_URL and run 'make worker'."; \
+	fi
 	$(BIN)/daphne -b $(HOST) -p $(PORT) ttsplatform.asgi:application
 
+# A Celery worker for long-form jobs. Needs REDIS_URL (broker) and the web's DATABASE_URL and storage.
+# One process per core is the usual fit: each synthesizes one job at a time (-P solo keeps the engine in-process).
+worker: $(VENV)/.installed
+	$(BIN)/celery -A ttsplatform worker -P solo -l info -n jobs-$$$$@%h
+
+# Exactly one beat per deployment: reaps jobs of dead workers, purges history past retention, rolls usage up.
+beat: $(VENV)/.installed
+	@mkdir -p $(or $(VAR_DIR),var)
+	$(BIN)/celery -A ttsplatform beat -l info -s $(or $(VAR_DIR),var)/celerybeat-schedule
+
 test: $(VENV)/.installed-dev
+	bash tests/browser/install_chromium.sh $(BIN)/pip
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev

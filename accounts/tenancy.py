@@ -1,0 +1,102 @@
+"""Which tenant a dashboard request acts for.
+
+The current tenant lives in the session under ``current_tenant_id`` (the
+playground's WebSocket consumer reads the same key). Every dashboard view
+goes through ``member_required``, which checks the user still belongs to
+that tenant on every request, so removing a membership takes effect at once.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
+from django.shortcuts import render
+
+from .models import Membership, Tenant
+from .selectors import membership_get, memberships_for_user
+
+SESSION_TENANT_KEY = "current_tenant_id"
+
+P = ParamSpec("P")
+
+
+class TenantRequest(HttpRequest):
+    """What a view behind ``member_required`` receives (for type checkers)."""
+
+    membership: Membership
+    memberships: list[Membership]
+    tenant: Tenant
+
+
+def current_membership(request: HttpRequest) -> Membership | None:
+    """The membership for the session's tenant, else the user's first one (remembered).
+
+    Loads all of the user's memberships in one query; the switcher shows them too.
+    """
+    memberships = list(memberships_for_user(request.user))
+    request.memberships = memberships  # type: ignore[attr-defined]
+    wanted = request.session.get(SESSION_TENANT_KEY)
+    membership = next((m for m in memberships if m.tenant_id == wanted), None)
+    if membership is None:
+        membership = memberships[0] if memberships else None
+        if membership is not None:
+            request.session[SESSION_TENANT_KEY] = membership.tenant_id
+        else:
+            request.session.pop(SESSION_TENANT_KEY, None)
+    return membership
+
+
+def switch_tenant(request: HttpRequest, tenant_id: object) -> Membership | None:
+    membership = membership_get(request.user, tenant_id)
+    if membership is not None:
+        request.session[SESSION_TENANT_KEY] = membership.tenant_id
+    return membership
+
+
+def member_required(
+    view: Callable[Concatenate[TenantRequest, P], HttpResponseBase],
+) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
+    """Log in first; then act for the current tenant, or explain that there is none."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        membership = current_membership(request)
+        if membership is None:
+            return render(request, "dashboard/no_tenant.html", status=403)
+        request.membership = membership  # type: ignore[attr-defined]
+        request.tenant = membership.tenant  # type: ignore[attr-defined]
+        return view(request, *args, **kwargs)  # type: ignore[arg-type]
+
+    return wrapper
+
+
+def managers_only(
+    view: Callable[Concatenate[TenantRequest, P], HttpResponseBase],
+) -> Callable[Concatenate[TenantRequest, P], HttpResponseBase]:
+    """Owners and admins only (key management); members get 403."""
+
+    @functools.wraps(view)
+    def wrapper(request: TenantRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
+        if not request.membership.can_manage_keys:
+            raise PermissionDenied("Only owners and admins of this tenant can manage API keys.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def dashboard_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
+    """What base.html needs on every page: the tenant, the role, the switcher's choices."""
+    return {
+        "tenant": request.tenant,
+        "membership": request.membership,
+        "memberships": getattr(request, "memberships", None) or list(memberships_for_user(request.user)),
+        **extra,
+    }

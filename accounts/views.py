@@ -1,0 +1,124 @@
+"""Dashboard pages for a tenant's account: log in and out, switch tenant,
+the usage overview, and API keys (owners and admins only).
+
+Views hold no business logic: writes go through ``accounts.keys``, reads
+through ``accounts.selectors`` and ``accounts.quota``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import views as auth_views
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.cache import add_never_cache_headers
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from .forms import ApiKeyCreateForm, TenantSwitchForm
+from .keys import api_key_create, api_key_revoke
+from .models import Scope
+from .quota import next_period_start, usage_for_period
+from .selectors import api_key_get, api_keys_for_tenant, characters_per_day
+from .tenancy import TenantRequest, dashboard_context, managers_only, member_required, switch_tenant
+
+
+class LoginView(auth_views.LoginView):
+    template_name = "registration/login.html"
+    redirect_authenticated_user = True
+
+
+class LogoutView(auth_views.LogoutView):
+    """POST only (Django's default): a link or an image tag cannot log anyone out."""
+
+
+@require_POST
+@member_required
+def tenant_switch(request: TenantRequest) -> HttpResponse:
+    form = TenantSwitchForm(request.POST)
+    membership = switch_tenant(request, form.cleaned_data["tenant_id"]) if form.is_valid() else None
+    if membership is None:
+        # Not a member (or a guessed id): the same answer as for a tenant that does not exist.
+        raise Http404("No such tenant.")
+    messages.success(request, f"Now working in {membership.tenant.name}.")
+    target = request.POST.get("next") or "/"
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = "/"
+    return redirect(target)
+
+
+@require_GET
+@member_required
+def overview(request: TenantRequest) -> HttpResponse:
+    tenant = request.tenant
+    plan = tenant.plan
+    usage = usage_for_period(tenant)
+    limit = plan.monthly_character_limit
+    daily = characters_per_day(tenant, days=30)
+    chart = {"labels": [d.day.isoformat() for d in daily], "characters": [d.characters for d in daily]}
+    context = dashboard_context(
+        request,
+        page="overview",
+        plan=plan,
+        usage=usage,
+        limit=limit,
+        remaining=max(0, limit - usage.characters),
+        percent=min(100.0, round(100 * usage.characters / limit, 1)) if limit else 0.0,
+        resets_on=next_period_start(),
+        max_chars_per_request=min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request),
+        chart=chart,
+        last_30_days_total=sum(d.characters for d in daily),
+    )
+    return render(request, "dashboard/overview.html", context)
+
+
+def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 200, **extra: object) -> HttpResponse:
+    keys = list(api_keys_for_tenant(request.tenant))
+    labels = dict(Scope.choices)
+    context = dashboard_context(request, page="keys", keys=keys, form=form, scope_labels=labels, **extra)
+    return render(request, "dashboard/keys.html", context, status=status)
+
+
+@require_GET
+@member_required
+@managers_only
+def api_keys(request: TenantRequest) -> HttpResponse:
+    return _keys_page(request, ApiKeyCreateForm())
+
+
+@require_POST
+@member_required
+@managers_only
+def api_key_new(request: TenantRequest) -> HttpResponse:
+    form = ApiKeyCreateForm(request.POST)
+    if not form.is_valid():
+        return _keys_page(request, form, status=400)
+    issued = api_key_create(
+        tenant=request.tenant,
+        name=form.cleaned_data["name"],
+        scopes=form.cleaned_data["scopes"],
+        expires_at=form.expires_at(),
+        created_by=request.user,  # type: ignore[arg-type]
+    )
+    # The secret is rendered into this one response and never again: no redirect, no caching.
+    response = _keys_page(request, ApiKeyCreateForm(), new_key=issued.api_key, new_secret=issued.raw_key)
+    add_never_cache_headers(response)
+    return response
+
+
+@require_POST
+@member_required
+@managers_only
+def api_key_revoke_view(request: TenantRequest, key_id: int) -> HttpResponse:
+    key = api_key_get(request.tenant, key_id)
+    if key is None:
+        raise Http404("No such API key.")
+    api_key_revoke(api_key=key)
+    messages.success(request, f"Revoked the key '{key.name}' ({key.display_prefix}…). It no longer works.")
+    return redirect("dashboard:keys")
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A page that says what happened, instead of Django's bare 403."""
+    return render(request, "dashboard/csrf_failure.html", {"reason": reason}, status=403)

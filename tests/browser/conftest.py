@@ -1,0 +1,82 @@
+"""Headless Chromium for the dashboard's browser tests, driven by Playwright.
+
+Uses Debian's ``chromium`` (``/usr/bin/chromium``; ``make test`` installs it)
+and never downloads a browser build. Tests skip with a reason when it or the
+``playwright`` package is missing, unless ``TTS_REQUIRE_SERVICES=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(__file__).resolve().parent.parent.parent / "docs" / "screenshots"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "needs the playwright package: pip install playwright"
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        return f"needs Chromium at {CHROMIUM}: apt-get install -y chromium"
+    return None
+
+
+@pytest.fixture(scope="module")
+def chromium(live_server_url: str) -> Iterator[Any]:
+    """One browser per module; gone (with its event loop) before other modules' tests run.
+
+    ``live_server_url`` comes first so that daphne does not inherit the flag set below.
+    """
+    reason = _missing()
+    if reason:
+        if os.environ.get("TTS_REQUIRE_SERVICES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop in this thread; the ORM calls the
+    # tests make between browser steps are plain blocking calls, not async code.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            yield browser
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+class PageErrors:
+    """Console errors and uncaught exceptions of every page a context opens."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    def watch(self, page: Any) -> None:
+        page.on("console", lambda msg: msg.type == "error" and self.errors.append(f"console: {msg.text}"))
+        page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
+
+
+def screenshot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)

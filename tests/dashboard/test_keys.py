@@ -1,0 +1,90 @@
+"""API keys page: create (secret shown once), list, revoke; owners and admins only."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from accounts.keys import InvalidApiKey, api_key_authenticate
+from accounts.models import ApiKey, Membership
+from tests.fixtures import TenantCtx
+
+
+def test_it_creates_a_key_and_shows_the_secret_once(tenant_a: TenantCtx, owner_a: Client, joe: object) -> None:
+    expires = (timezone.now() + dt.timedelta(days=10)).date()
+    response = owner_a.post(
+        "/keys/new/", {"name": "web app", "scopes": ["tts", "history:read"], "expires_on": expires.isoformat()}
+    )
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
+    html = response.content.decode()
+    secret = html.split('id="new-key-secret" class="secret" type="text" readonly value="', 1)[1].split('"', 1)[0]
+    key = ApiKey.objects.get(tenant=tenant_a.tenant, name="web app")
+    assert api_key_authenticate(secret).pk == key.pk
+    assert key.scopes == ["tts", "history:read"]
+    assert key.expires_at == dt.datetime.combine(expires, dt.time.min, tzinfo=dt.UTC)
+    assert key.created_by_id == tenant_a.owner.pk  # type: ignore[attr-defined]
+    # The key works against the API, within its scopes.
+    spoken = tenant_a.client(secret).post(
+        "/v1/text-to-speech/joe?output_format=pcm_16000", {"text": "Hi."}, format="json"
+    )
+    assert spoken.status_code == 200 and len(spoken.content) > 1000
+    assert tenant_a.client(secret).get("/v1/voices").status_code == 403
+    listing = owner_a.get("/keys/").content.decode()
+    assert secret not in listing
+    assert f"tts_{key.prefix}…" in listing and "history:read" in listing
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"name": "", "scopes": ["tts"]}, "Name: This field is required."),
+        ({"name": "no scopes"}, "Scopes: Choose at least one scope."),
+        ({"name": "bad scope", "scopes": ["root"]}, "Scopes: Select a valid choice."),
+        (
+            {"name": "past", "scopes": ["tts"], "expires_on": "2001-01-01"},
+            "Expiry: The expiry date must be in the future.",
+        ),
+    ],
+)
+def test_it_names_the_field_in_errors(tenant_a: TenantCtx, owner_a: Client, data: dict, message: str) -> None:
+    before = ApiKey.objects.count()
+    response = owner_a.post("/keys/new/", data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert ApiKey.objects.count() == before
+
+
+def test_it_revokes_a_key_and_the_api_refuses_it(tenant_a: TenantCtx, owner_a: Client) -> None:
+    response = owner_a.post(f"/keys/{tenant_a.api_key.pk}/revoke/")
+    assert response.status_code == 302
+    tenant_a.api_key.refresh_from_db()
+    assert tenant_a.api_key.revoked_at is not None
+    with pytest.raises(InvalidApiKey):
+        api_key_authenticate(tenant_a.key)
+    refused = tenant_a.client().get("/v1/voices")
+    assert refused.status_code == 401
+    assert "revoked" in refused.content.decode()
+    assert "revoked" in owner_a.get("/keys/").content.decode()
+    assert owner_a.get(f"/keys/{tenant_a.api_key.pk}/revoke/").status_code == 405
+
+
+def test_it_keeps_members_out_of_key_management(tenant_a: TenantCtx, member_a: Client) -> None:
+    assert member_a.get("/keys/").status_code == 403
+    assert member_a.post("/keys/new/", {"name": "x", "scopes": ["tts"]}).status_code == 403
+    assert member_a.post(f"/keys/{tenant_a.api_key.pk}/revoke/").status_code == 403
+    tenant_a.api_key.refresh_from_db()
+    assert tenant_a.api_key.revoked_at is None
+    assert b"API keys" not in member_a.get("/").content  # no nav link either
+
+
+def test_it_lets_admins_manage_keys(tenant_a: TenantCtx, django_user_model: type) -> None:
+    admin = django_user_model.objects.create_user(username="alpha-admin", password="pw-alpha-admin")
+    Membership.objects.create(user=admin, tenant=tenant_a.tenant, role=Membership.Role.ADMIN)
+    client = Client()
+    client.force_login(admin)
+    assert client.get("/keys/").status_code == 200
+    assert client.post("/keys/new/", {"name": "by admin", "scopes": ["tts"]}).status_code == 200

@@ -1,0 +1,42 @@
+"""Voices page and its previews; the playground page."""
+
+from __future__ import annotations
+
+from django.test import Client
+
+from tests.audio_checks import assert_speech, decode_audio
+from tests.fixtures import TenantCtx
+from tts.models import SynthesisRecord, Voice
+from tts.services.voice_preview import preview_text
+
+
+def test_it_lists_the_voices_with_language_and_labels(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
+    joe.labels = {"accent": "american", "gender": "male"}
+    joe.save()
+    Voice.objects.create(voice_id="secret-b", name="Bea", model_id=joe.model_id, tenant=tenant_a.tenant)
+    html = owner_a.get("/voices/").content.decode()
+    assert "<code>joe</code> · en · shared" in html
+    assert "accent: american" in html
+    assert "private to Alpha" in html
+    assert 'data-preview-url="/voices/joe/preview.mp3"' in html
+
+
+def test_it_plays_a_preview_without_charging_the_tenant(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
+    response = owner_a.get("/voices/joe/preview.mp3")
+    assert response.status_code == 200 and response["Content-Type"] == "audio/mpeg"
+    samples, rate = decode_audio(response.content, "mp3_22050_32")
+    assert_speech(samples, rate, expected_rate=22050, text=preview_text(joe), tolerance=0.6)
+    assert not SynthesisRecord.objects.exists()
+    assert not tenant_a.tenant.usage.exists()
+    assert owner_a.get("/voices/nobody/preview.mp3").status_code == 404
+
+
+def test_it_says_when_there_are_no_voices(tenant_a: TenantCtx, owner_a: Client) -> None:
+    assert "No voices are available yet" in owner_a.get("/voices/").content.decode()
+    assert 'id="playground-empty"' in owner_a.get("/playground/").content.decode()
+
+
+def test_it_offers_the_tenants_voices_in_the_playground(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
+    html = owner_a.get("/playground/").content.decode()
+    assert '<option value="joe">Joe (en)</option>' in html
+    assert 'data-output-format="pcm_22050"' in html and "/static/js/playground.js" in html

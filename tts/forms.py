@@ -1,0 +1,50 @@
+"""Dashboard forms for the tts app: the history filter and the playground's choices."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django import forms
+
+from tts.models import SynthesisRecord, Voice
+
+
+class HistoryFilterForm(forms.Form):
+    """GET filters for the history list; every field optional, bad values named in errors."""
+
+    # Any voice id, not only today's voices: history outlives deleted voices. The select offers the current ones.
+    voice = forms.SlugField(required=False, label="Voice", max_length=64, widget=forms.Select)
+    source = forms.ChoiceField(
+        required=False, label="Source", choices=[("", "Any source"), *SynthesisRecord.Source.choices]
+    )
+    status = forms.ChoiceField(
+        required=False, label="Status", choices=[("", "Any status"), *SynthesisRecord.Status.choices]
+    )
+    date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    before = forms.UUIDField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, voices: list[Voice], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "Any voice"), *((v.voice_id, f"{v.name} ({v.voice_id})") for v in voices)]
+        wanted = self.data.get("voice") if self.is_bound else None
+        if wanted and all(wanted != value for value, _ in choices):
+            choices.append((wanted, wanted))  # keep a filter on a voice that is gone selectable
+        widget = self.fields["voice"].widget
+        assert isinstance(widget, forms.Select)
+        widget.choices = choices
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        start, end = data.get("date_from"), data.get("date_to")
+        if start and end and end < start:
+            self.add_error("date_to", "'To' must be on or after 'From'.")
+        return data
+
+    def date_range(self) -> tuple[dt.datetime | None, dt.datetime | None]:
+        """[from 00:00, the day after 'to' 00:00) in UTC, so 'to' includes its whole day."""
+        start, end = self.cleaned_data.get("date_from"), self.cleaned_data.get("date_to")
+        after = dt.datetime.combine(start, dt.time.min, tzinfo=dt.UTC) if start else None
+        before = dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC) if end else None
+        return after, before

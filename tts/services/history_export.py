@@ -1,0 +1,150 @@
+"""A history item's audio in another format, and its captions as WebVTT.
+
+The stored file keeps the format the client asked for; the dashboard offers
+it in others by decoding and re-encoding it. Captions come from the
+character alignment that the with-timestamps endpoints store.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from typing import Any
+
+import av
+import numpy as np
+import soundfile as sf
+
+from tts.audio import g711
+from tts.audio.encode import encode_all
+from tts.audio.formats import (
+    ELEVENLABS_FORMATS,
+    OutputFormat,
+    UnknownFormatError,
+    parse_elevenlabs_format,
+    parse_openai_format,
+)
+from tts.models import SynthesisRecord
+
+# What the dashboard offers; each name is an ElevenLabs output_format.
+DOWNLOAD_FORMATS: dict[str, str] = {
+    "mp3_44100_128": "MP3 (44.1 kHz, 128 kbps)",
+    "wav_22050": "WAV (22.05 kHz)",
+    "flac_22050": "FLAC (22.05 kHz)",
+    "opus_48000_64": "Ogg Opus (48 kHz, 64 kbps)",
+}
+
+
+class ExportError(Exception):
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _decode(data: bytes, fmt: OutputFormat) -> tuple[np.ndarray, int]:
+    if fmt.is_raw:
+        if fmt.codec == "ulaw":
+            pcm = g711.ulaw2lin(data)
+        elif fmt.codec == "alaw":
+            pcm = g711.alaw2lin(data)
+        else:
+            pcm = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
+        return pcm.astype(np.float32) / 32768.0, fmt.sample_rate
+    if fmt.codec != "aac":
+        try:
+            samples, rate = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+            return samples.mean(axis=1), int(rate)
+        except (sf.LibsndfileError, ValueError, RuntimeError):
+            pass  # e.g. a streamed flac without a length; PyAV reads it
+    with av.open(io.BytesIO(data), "r") as container:
+        stream = container.streams.audio[0]
+        rate = stream.codec_context.sample_rate
+        to_mono = av.AudioResampler(format="flt", layout="mono", rate=rate)
+        pieces = [out.to_ndarray().reshape(-1) for frame in container.decode(stream) for out in to_mono.resample(frame)]
+        pieces += [out.to_ndarray().reshape(-1) for out in to_mono.resample(None)]
+    samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
+    return samples.astype(np.float32), int(rate)
+
+
+def _stored_format(record: SynthesisRecord) -> OutputFormat:
+    """The format the item was delivered in; OpenAI requests store OpenAI's names ("mp3", "pcm")."""
+    try:
+        return parse_elevenlabs_format(record.output_format)
+    except UnknownFormatError:
+        try:
+            return parse_openai_format(record.output_format)
+        except UnknownFormatError as exc:
+            raise ExportError(f"Unknown stored format '{record.output_format}'.", field="item") from exc
+
+
+def _read(record: SynthesisRecord) -> bytes:
+    if not record.audio:
+        raise ExportError("This item has no stored audio (logging was off or it did not finish).", field="item")
+    with record.audio.open("rb") as fh:
+        return fh.read()
+
+
+def _decode_stored(record: SynthesisRecord) -> tuple[np.ndarray, int]:
+    fmt = _stored_format(record)
+    if fmt.is_raw and record.sample_rate:
+        # Raw bytes carry no header: the record knows the rate they were delivered at.
+        fmt = replace(fmt, sample_rate=record.sample_rate)
+    return _decode(_read(record), fmt)
+
+
+def export_audio(record: SynthesisRecord, format_name: str) -> tuple[bytes, OutputFormat]:
+    """The stored audio of ``record`` as ``format_name`` (one of DOWNLOAD_FORMATS, or its own)."""
+    if format_name == record.output_format:
+        return _read(record), _stored_format(record)
+    if format_name not in DOWNLOAD_FORMATS:
+        allowed = ", ".join(DOWNLOAD_FORMATS)
+        raise ExportError(f"format: '{format_name}' is not offered; choose one of {allowed}.", field="format")
+    target = parse_elevenlabs_format(format_name)
+    samples, rate = _decode_stored(record)
+    return encode_all(samples, rate, target), target
+
+
+def playable_audio(record: SynthesisRecord) -> tuple[bytes, OutputFormat] | None:
+    """WAV for raw items (pcm, ulaw, alaw), which an <audio> element cannot play; None for the rest."""
+    fmt = _stored_format(record)
+    if not fmt.is_raw:
+        return None
+    rate = record.sample_rate or fmt.sample_rate
+    target = parse_elevenlabs_format(f"wav_{rate}" if f"wav_{rate}" in ELEVENLABS_FORMATS else "wav_22050")
+    samples, in_rate = _decode_stored(record)
+    return encode_all(samples, in_rate, target), target
+
+
+def _timestamp(seconds: float) -> str:
+    ms = max(0, round(seconds * 1000))
+    hours, ms = divmod(ms, 3_600_000)
+    minutes, ms = divmod(ms, 60_000)
+    secs, ms = divmod(ms, 1000)
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}.{ms:03d}"
+
+
+def captions_vtt(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> str | None:
+    """WebVTT cues of up to ``max_chars`` characters, broken at spaces; None without timestamps."""
+    if not alignment:
+        return None
+    chars = alignment.get("characters") or []
+    starts = alignment.get("character_start_times_seconds") or []
+    ends = alignment.get("character_end_times_seconds") or []
+    n = min(len(chars), len(starts), len(ends))
+    if n == 0:
+        return None
+    cues: list[str] = []
+    text, begin, last_end = "", None, 0.0
+    for i in range(n):
+        char = str(chars[i])
+        if begin is None:
+            if not char.strip():
+                continue
+            begin = float(starts[i])
+        text += char
+        last_end = float(ends[i])
+        if (char == " " and len(text) >= max_chars) or i == n - 1:
+            if text.strip():
+                cues.append(f"{_timestamp(begin)} --> {_timestamp(last_end)}\n{text.strip()}")
+            text, begin = "", None
+    return "WEBVTT\n\n" + "\n\n".join(cues) + "\n"

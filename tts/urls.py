@@ -1,0 +1,18 @@
+"""Dashboard routes for speech: playground, history, voices."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("playground/", views.playground, name="playground"),
+    path("history/", views.history, name="history"),
+    path("history/<str:item_id>/audio/", views.history_audio, name="history-audio"),
+    path("history/<str:item_id>/download/", views.history_download, name="history-download"),
+    path("history/<str:item_id>/captions.vtt", views.history_captions, name="history-captions"),
+    path("history/<str:item_id>/delete/", views.history_delete, name="history-delete"),
+    path("voices/", views.voices, name="voices"),
+    path("voices/<str:voice_id>/preview.mp3", views.voice_preview_audio, name="voice-preview"),
+]

@@ -1,0 +1,210 @@
+"""Dashboard pages for speech: the streaming playground, the history and the voice catalog.
+
+Everything is scoped to the session's current tenant (``accounts.tenancy``);
+an id that belongs to another tenant answers 404, like one that does not exist.
+Reads go through ``tts.services`` selectors, writes through its services.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib import messages
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.http import FileResponse, Http404, HttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_cache_control
+from django.views.decorators.http import require_GET, require_POST
+
+from accounts.tenancy import TenantRequest, dashboard_context, member_required
+from tts.forms import HistoryFilterForm
+from tts.models import SynthesisRecord
+from tts.services.history import history_for_tenant, history_item_delete, history_item_get
+from tts.services.history_export import DOWNLOAD_FORMATS, ExportError, captions_vtt, export_audio, playable_audio
+from tts.services.voice_preview import PreviewUnavailable, voice_preview
+from tts.services.voices import voice_get, voices_for_tenant
+
+logger = logging.getLogger(__name__)
+
+HISTORY_PAGE_SIZE = 25
+# The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
+PLAYGROUND_FORMAT = "pcm_22050"
+PLAYGROUND_SAMPLE_RATE = 22050
+
+# Columns the list shows; big JSON columns stay in the database.
+_LIST_FIELDS = (
+    "id",
+    "voice_id",
+    "voice_name",
+    "model_id",
+    "text",
+    "text_logged",
+    "characters",
+    "output_format",
+    "content_type",
+    "duration_s",
+    "latency_ms",
+    "ttfb_ms",
+    "source",
+    "status",
+    "error_code",
+    "audio",
+    "created_at",
+)
+
+
+def _item_or_404(request: TenantRequest, item_id: str) -> SynthesisRecord:
+    record = history_item_get(request.tenant, item_id)
+    if record is None:
+        raise Http404("No such history item.")
+    return record
+
+
+@require_GET
+@member_required
+def playground(request: TenantRequest) -> HttpResponse:
+    voices = list(voices_for_tenant(request.tenant))
+    context = dashboard_context(
+        request,
+        page="playground",
+        voices=voices,
+        output_format=PLAYGROUND_FORMAT,
+        sample_rate=PLAYGROUND_SAMPLE_RATE,
+        max_chars=min(request.tenant.plan.max_characters_per_request, 5000),
+    )
+    return render(request, "dashboard/playground.html", context)
+
+
+@require_GET
+@member_required
+def history(request: TenantRequest) -> HttpResponse:
+    tenant = request.tenant
+    voices = list(voices_for_tenant(tenant))
+    form = HistoryFilterForm(request.GET or None, voices=voices)
+    items: Sequence[SynthesisRecord] = []
+    next_cursor: str | None = None
+    status = 200
+    if request.GET and not form.is_valid():
+        status = 400
+    else:
+        data: dict[str, Any] = form.cleaned_data if request.GET else {}
+        after, before = form.date_range() if request.GET else (None, None)
+        qs = history_for_tenant(
+            tenant,
+            voice_id=data.get("voice") or None,
+            source=data.get("source") or None,
+            status=data.get("status") or None,
+            date_after=after,
+            date_before=before,
+        ).only(*_LIST_FIELDS)
+        # Whether captions exist, without loading the (large) alignment itself.
+        qs = qs.annotate(has_captions=ExpressionWrapper(Q(alignment__isnull=False), output_field=BooleanField()))
+        cursor_id = data.get("before")
+        if cursor_id:
+            # Keyset pagination: no OFFSET and no COUNT(*) over a tenant's whole history.
+            cursor = history_item_get(tenant, str(cursor_id))
+            if cursor is None:
+                raise Http404("No such history item to page from.")
+            qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
+        page = list(qs[: HISTORY_PAGE_SIZE + 1])
+        if len(page) > HISTORY_PAGE_SIZE:
+            page = page[:HISTORY_PAGE_SIZE]
+            next_cursor = str(page[-1].pk)
+        items = page
+    query = request.GET.copy()
+    query.pop("before", None)
+    filtered = any(v for k, v in request.GET.items() if k != "before")
+    context = dashboard_context(
+        request,
+        page="history",
+        form=form,
+        items=items,
+        next_cursor=next_cursor,
+        filter_query=query.urlencode(),
+        filtered=filtered,
+        paged=bool(request.GET.get("before")),
+        download_formats=DOWNLOAD_FORMATS,
+    )
+    return render(request, "dashboard/history.html", context, status=status)
+
+
+@require_GET
+@member_required
+def history_audio(request: TenantRequest, item_id: str) -> HttpResponseBase:
+    """The stored file as it was delivered, for the inline player."""
+    record = _item_or_404(request, item_id)
+    if not record.audio:
+        raise Http404("This item has no stored audio.")
+    try:
+        playable = playable_audio(record)
+    except ExportError as exc:
+        raise Http404(str(exc)) from exc
+    if playable is not None:
+        data, fmt = playable
+        wav = HttpResponse(data, content_type=fmt.content_type)
+        patch_cache_control(wav, private=True, max_age=3600)
+        return wav
+    response = FileResponse(record.audio.open("rb"), content_type=record.content_type or "application/octet-stream")
+    patch_cache_control(response, private=True, max_age=3600)
+    return response
+
+
+@require_GET
+@member_required
+def history_download(request: TenantRequest, item_id: str) -> HttpResponse:
+    record = _item_or_404(request, item_id)
+    format_name = request.GET.get("format") or record.output_format
+    try:
+        data, fmt = export_audio(record, format_name)
+    except ExportError as exc:
+        status = 404 if exc.field == "item" else 400
+        return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(data, content_type=fmt.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{record.pk}.{fmt.extension}"'
+    return response
+
+
+@require_GET
+@member_required
+def history_captions(request: TenantRequest, item_id: str) -> HttpResponse:
+    record = _item_or_404(request, item_id)
+    vtt = captions_vtt(record.alignment)
+    if vtt is None:
+        raise Http404("This item has no timestamps to caption.")
+    return HttpResponse(vtt, content_type="text/vtt; charset=utf-8")
+
+
+@require_POST
+@member_required
+def history_delete(request: TenantRequest, item_id: str) -> HttpResponse:
+    record = _item_or_404(request, item_id)
+    history_item_delete(record)
+    messages.success(request, "Deleted the history item and its audio.")
+    target = request.POST.get("next") or ""
+    return redirect(target if target.startswith("/history/") else "dashboard:history")
+
+
+@require_GET
+@member_required
+def voices(request: TenantRequest) -> HttpResponse:
+    context = dashboard_context(request, page="voices", voices=list(voices_for_tenant(request.tenant)))
+    return render(request, "dashboard/voices.html", context)
+
+
+@require_GET
+@member_required
+def voice_preview_audio(request: TenantRequest, voice_id: str) -> HttpResponse:
+    voice = voice_get(request.tenant, voice_id)
+    if voice is None:
+        raise Http404("No such voice.")
+    try:
+        data, fmt = voice_preview(voice)
+    except PreviewUnavailable as exc:
+        logger.warning("no preview for voice %s: %s", voice.voice_id, exc)
+        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(data, content_type=fmt.content_type)
+    patch_cache_control(response, private=True, max_age=86400)
+    return response
