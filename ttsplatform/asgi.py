@@ -9,13 +9,20 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ttsplatform.settings")
 django_asgi_app = get_asgi_application()
 
+from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from tts.routing import websocket_urlpatterns  # noqa: E402
+from tts.services.model_lifecycle import start_lifecycle  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": URLRouter(websocket_urlpatterns),
+        # Sessions too, for the dashboard's playground; API keys are checked by the consumer.
+        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
     }
 )
+
+# Only server processes import this module: warm models and follow activations here
+# (manage.py commands and tests do not; Celery workers start theirs from signals).
+start_lifecycle()

@@ -32,14 +32,19 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
     "channels",
     "accounts",
     "tts",
 ]
 
 MIDDLEWARE = [
+    "ttsplatform.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves static/ (the dashboard's CSS, JS and vendored chart library) from daphne itself.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "ttsplatform.request_id.RequestIdMiddleware",
+    "ttsplatform.metrics.RequestMetricsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -73,10 +78,11 @@ DATABASE_URL = env_str("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
 else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)  # a bare machine has no data dir yet
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": str(VAR_DIR / "db.sqlite3"),
             "OPTIONS": {
                 # IMMEDIATE takes the write lock up front, so concurrent quota
                 # reservations queue instead of failing with "database is locked".
@@ -118,6 +124,16 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 6 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_TASK_TIME_LIMIT + 600}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Workers log through LOGGING below (JSON with LOG_FORMAT=json), not Celery's own format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Beat (``celery -A ttsplatform beat``): reap jobs whose worker died, purge
+# history past each plan's retention, roll usage up per day.
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-jobs": {"task": "tts.tasks.reap_stale_jobs", "schedule": 60.0},
+    "purge-expired-history": {"task": "tts.tasks.purge_expired_history", "schedule": 3600.0},
+    "rollup-usage": {"task": "tts.tasks.rollup_usage", "schedule": 600.0},
+}
 
 # --- auth, i18n, static, media ---------------------------------------------
 
@@ -130,6 +146,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
+CSRF_FAILURE_VIEW = "accounts.views.csrf_failure"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -139,6 +156,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# Without collectstatic (make run, tests) WhiteNoise finds files where they live.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 
@@ -161,6 +181,8 @@ SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
@@ -172,7 +194,21 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "tts.api.errors.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "tts.api.negotiation.JsonAlwaysNegotiation",
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+# OpenAPI at /api/schema/ (docs page /api/docs/); kept valid by tests/ops/test_openapi.py.
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Text-to-speech platform API",
+    "DESCRIPTION": "ElevenLabs- and OpenAI-compatible text-to-speech. Authenticate with `xi-api-key` "
+    "or `Authorization: Bearer`.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # --- the platform ---------------------------------------------------------
@@ -192,15 +228,65 @@ TTS_ENGINES = {
     "piper-onnx": "tts.inference.piper_onnx.PiperOnnxEngine",
     "vits-torch": "tts.inference.vits_torch.VitsTorchEngine",
 }
+# Long-form jobs (tts/services/jobs.py): Celery workers when there is a broker,
+# else a background thread of the server process, so `make run` needs no broker.
+TTS_JOB_RUNNER = env_choice("TTS_JOB_RUNNER", "celery" if REDIS_URL else "thread", ("celery", "thread"))
+# Characters per chunk: the unit a job checkpoints (one stored file) and resumes from.
+TTS_JOB_CHUNK_CHARS = env_int("TTS_JOB_CHUNK_CHARS", 2000, minimum=50)
+TTS_JOB_MAX_ITEMS = env_int("TTS_JOB_MAX_ITEMS", 5000, minimum=1)
+# A running job whose worker has not reported for this long is taken over (or failed).
+TTS_JOB_STALE_AFTER_S = env_int("TTS_JOB_STALE_AFTER_S", 300, minimum=1)
+TTS_JOB_MAX_ATTEMPTS = env_int("TTS_JOB_MAX_ATTEMPTS", 3, minimum=1)
+
+# --- operations: model lifecycle, metrics ----------------------------------
+
+# Start-up warm-up, cross-process hot reload and idle unload (tts/services/model_lifecycle.py);
+# runs in server and worker processes only.
+TTS_MODEL_LIFECYCLE = env_bool("TTS_MODEL_LIFECYCLE", True)
+TTS_MODEL_POLL_SECONDS = env_int("TTS_MODEL_POLL_SECONDS", 2, minimum=1, maximum=300)
+# Versions unused this long are unloaded (preloaded ones never); 0 keeps everything loaded.
+TTS_MODEL_IDLE_UNLOAD_SECONDS = env_int("TTS_MODEL_IDLE_UNLOAD_SECONDS", 3600, minimum=0)
+# When set, /metrics wants "Authorization: Bearer <token>".
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+
+# --- audio cache, rate limits, admission (docs/limits.md) ------------------
+
+# Prefix of every Redis key the cache and the limits write (one per deployment sharing a Redis).
+TTS_REDIS_KEY_PREFIX = env_str("TTS_REDIS_KEY_PREFIX", "tts")
+# After a Redis error, skip Redis this long before trying again (no restart needed).
+TTS_REDIS_RETRY_S = env_int("TTS_REDIS_RETRY_S", 5, minimum=1)
+TTS_AUDIO_CACHE_ENABLED = env_bool("TTS_AUDIO_CACHE_ENABLED", True)
+TTS_AUDIO_CACHE_ALIAS = "default"
+TTS_AUDIO_CACHE_L1_BYTES = env_int("TTS_AUDIO_CACHE_L1_BYTES", 64 * 1024 * 1024, minimum=0)
+TTS_AUDIO_CACHE_TTL_S = env_int("TTS_AUDIO_CACHE_TTL_S", 24 * 3600, minimum=1)
+TTS_AUDIO_CACHE_MAX_ENTRY_BYTES = env_int("TTS_AUDIO_CACHE_MAX_ENTRY_BYTES", 8 * 1024 * 1024, minimum=0)
+# Off: tenants never share entries (timing would tell one what another synthesized).
+TTS_AUDIO_CACHE_SHARE_SHARED_VOICES = env_bool("TTS_AUDIO_CACHE_SHARE_SHARED_VOICES", False)
+TTS_RATE_LIMIT_WINDOW_S = env_int("TTS_RATE_LIMIT_WINDOW_S", 60, minimum=1)
+# One API key may use this share of its tenant's requests per minute.
+TTS_RATE_LIMIT_KEY_PERCENT = env_int("TTS_RATE_LIMIT_KEY_PERCENT", 100, minimum=1, maximum=100)
+# A concurrency slot whose process died is freed after this long.
+TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 900, minimum=10)
+# Engine work in flight per process beyond which new work gets 503; 0 = no bound.
+TTS_ENGINE_MAX_QUEUE = env_int("TTS_ENGINE_MAX_QUEUE", 32, minimum=0)
 
 # --- logging --------------------------------------------------------------
 
 LOG_LEVEL = env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+LOG_FORMAT = env_choice("LOG_FORMAT", "plain", ("plain", "json"))
+# Request text stays out of logs unless an operator debugging a voice asks for it.
+TTS_LOG_REQUEST_TEXT = env_bool("TTS_LOG_REQUEST_TEXT", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "ttsplatform.logging.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "ttsplatform.logging.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.server": {"level": "WARNING"}, "daphne": {"level": "WARNING"}},
 }

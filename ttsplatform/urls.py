@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from tts.api import elevenlabs, openai, resources
-from ttsplatform import health
+from accounts import urls as account_pages
+from tts import urls as speech_pages
+from tts.api import elevenlabs, openai, resources, streaming
+from tts.api import jobs as job_api
+from tts.api import usage as usage_api
+from ttsplatform import health, metrics
 
 api_v1 = [
     path("v1/text-to-speech/<str:voice_id>", elevenlabs.TextToSpeechApi.as_view(), name="tts-convert"),
+    path("v1/text-to-speech/<str:voice_id>/stream", streaming.TextToSpeechStreamApi.as_view(), name="tts-stream"),
     path("v1/voices", resources.VoiceListApi.as_view(), name="voices"),
     path("v1/voices/<str:voice_id>", resources.VoiceDetailApi.as_view(), name="voice-detail"),
     path("v1/models", resources.ModelListApi.as_view(), name="models"),
@@ -20,11 +26,21 @@ api_v1 = [
     path("v1/user", resources.UserApi.as_view(), name="user"),
     path("v1/user/subscription", resources.SubscriptionApi.as_view(), name="subscription"),
     path("v1/audio/speech", openai.SpeechApi.as_view(), name="openai-speech"),
+    path("v1/jobs", job_api.JobsApi.as_view(), name="jobs"),
+    path("v1/jobs/<str:job_id>", job_api.JobDetailApi.as_view(), name="job-detail"),
+    path("v1/jobs/<str:job_id>/audio", job_api.JobAudioApi.as_view(), name="job-audio"),
+    path("v1/jobs/<str:job_id>/cancel", job_api.JobCancelApi.as_view(), name="job-cancel"),
+    path("v1/usage/character-stats", usage_api.CharacterStatsApi.as_view(), name="usage-character-stats"),
 ]
 
 urlpatterns = [
     *api_v1,
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics_view, name="metrics"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    # The tenant dashboard (session login), last so the API and admin routes win.
+    path("", include((account_pages.urlpatterns + speech_pages.urlpatterns, "dashboard"))),
 ]

@@ -1,0 +1,187 @@
+"""deploy/: the compose file, Kubernetes manifests and Dockerfiles parse, hang
+together, and name only images, files and settings that exist; the documented
+production environment passes ``manage.py check --deploy``.
+
+No Docker engine or kubectl runs here, so images are not built and manifests
+are checked by parsing; ``docker compose config`` runs where the plugin exists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+APP_SERVICES = {"setup", "web", "worker", "beat"}
+# Read by libraries, not by our settings: boto3 (S3 audio), Django itself.
+FOREIGN_ENV = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "DJANGO_SETTINGS_MODULE"}
+
+
+def known_settings() -> set[str]:
+    """Every environment variable the code reads through ttsplatform/env.py helpers."""
+    pattern = re.compile(r'env_(?:str|bool|int|list|choice|float)\(\s*"([A-Z0-9_]+)"')
+    names: set[str] = set()
+    for package in ("ttsplatform", "accounts", "tts"):
+        for path in (ROOT / package).rglob("*.py"):
+            names.update(pattern.findall(path.read_text()))
+    return names
+
+
+def expand(value: str) -> str:
+    """Compose's ${VAR:-default} with the default (what runs when nothing is set)."""
+    return re.sub(r"\$\{[A-Z0-9_]+:-([^}]*)\}", r"\1", value)
+
+
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+
+
+def manifests() -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+    for path in sorted(K8S.glob("*.yaml")):
+        docs.extend({**d, "_file": path.name} for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def by_kind(kind: str) -> dict[str, dict[str, Any]]:
+    return {d["metadata"]["name"]: d for d in manifests() if d["kind"] == kind}
+
+
+def test_it_describes_every_service_with_a_health_check() -> None:
+    services = compose()["services"]
+    assert set(services) == {"postgres", "redis", *APP_SERVICES}
+    known = known_settings()
+    for name, service in services.items():
+        image = expand(service["image"])
+        assert ":" in image and not image.endswith(":latest"), f"{name}: pin the image tag"
+        if name in APP_SERVICES:
+            assert (ROOT / expand(service["build"]["dockerfile"])).is_file()
+            assert image == "ttsplatform:cpu"
+            unknown = set(service["environment"]) - known - FOREIGN_ENV
+            assert not unknown, f"{name}: settings that do not exist: {unknown}"
+            assert service["volumes"] == [] or service["volumes"] == ["audio:/var/lib/tts/media"]
+        if name != "setup":
+            assert service["healthcheck"]["test"], f"{name} has no health check"
+    assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
+    for name in ("web", "worker", "beat"):
+        assert services[name]["depends_on"]["setup"]["condition"] == "service_completed_successfully"
+        assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert services["setup"]["command"] == ["sh", "deploy/bootstrap.sh"]
+    assert (DEPLOY / "bootstrap.sh").is_file()
+
+
+@pytest.mark.skipif(
+    shutil.which("docker") is None
+    or subprocess.run(["docker", "compose", "version"], capture_output=True).returncode != 0,
+    reason="the docker compose plugin is not installed here; the YAML checks above stand in for it",
+)
+def test_it_passes_docker_compose_config() -> None:
+    env = {**os.environ, "SECRET_KEY": "x" * 50}
+    result = subprocess.run(
+        ["docker", "compose", "-f", str(DEPLOY / "compose.yaml"), "config", "--quiet"], env=env, capture_output=True
+    )
+    assert result.returncode == 0, result.stderr.decode()
+
+
+def test_it_has_kubernetes_manifests_that_reference_what_exists() -> None:
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    for resource in kustomization["resources"]:
+        assert (K8S / resource).is_file(), resource
+    images = {i["name"] for i in kustomization["images"]}
+    config_maps, secrets_, claims = by_kind("ConfigMap"), by_kind("Secret"), by_kind("PersistentVolumeClaim")
+    deployments = by_kind("Deployment")
+    assert set(deployments) == {"tts-web", "tts-worker", "tts-beat"}
+    assert set(by_kind("Job")) == {"tts-setup"}
+    known = known_settings()
+    for cm in config_maps.values():
+        assert not set(cm["data"]) - known, f"ConfigMap keys that are no setting: {set(cm['data']) - known}"
+    for secret in secrets_.values():
+        assert not set(secret["stringData"]) - known - FOREIGN_ENV
+
+    workloads = [*deployments.values(), *by_kind("Job").values()]
+    for workload in workloads:
+        pod = workload["spec"]["template"]["spec"]
+        labels = workload["spec"]["template"]["metadata"]["labels"]
+        if workload["kind"] == "Deployment":
+            assert workload["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        for volume in volumes.values():
+            assert volume["persistentVolumeClaim"]["claimName"] in claims
+        for container in pod["containers"]:
+            assert container["image"] in images, f"{workload['metadata']['name']}: unknown image {container['image']}"
+            assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
+            for source in container.get("envFrom", []):
+                if "configMapRef" in source:
+                    assert source["configMapRef"]["name"] in config_maps
+                if "secretRef" in source:
+                    assert source["secretRef"]["name"] in secrets_
+            for mount in container.get("volumeMounts", []):
+                assert mount["name"] in volumes
+
+    web = deployments["tts-web"]["spec"]["template"]["spec"]["containers"][0]
+    ports = {p["name"] for p in web["ports"]}
+    assert web["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert web["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert web["startupProbe"]["httpGet"]["path"] == "/healthz"
+    assert {web[p]["httpGet"]["port"] for p in ("readinessProbe", "livenessProbe", "startupProbe")} <= ports
+    for service in by_kind("Service").values():
+        assert any(
+            service["spec"]["selector"].items() <= d["spec"]["template"]["metadata"]["labels"].items()
+            for d in deployments.values()
+        )
+    for hpa in by_kind("HorizontalPodAutoscaler").values():
+        assert hpa["spec"]["scaleTargetRef"]["name"] in deployments
+        assert hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+    assert deployments["tts-beat"]["spec"]["replicas"] == 1
+
+
+def test_it_keeps_torch_and_cuda_out_of_the_cpu_image() -> None:
+    for name in ("Dockerfile.cpu", "Dockerfile.gpu"):
+        text = (DEPLOY / name).read_text()
+        for source in re.findall(r"^COPY (?!--from)(\S+) ", text, flags=re.M):
+            assert (ROOT / source).exists(), f"{name} copies {source}, which does not exist"
+        assert "ttsplatform.asgi:application" in text
+        assert re.search(r"^USER tts$", text, flags=re.M), f"{name} must not run as root"
+    cpu = (DEPLOY / "Dockerfile.cpu").read_text()
+    installs = " ".join(re.findall(r"pip install ([^\\&\n]+)", cpu))
+    assert "torch" not in installs and "cuda" not in cpu.lower().replace("no cuda", "").replace("torch/cuda", "")
+    assert not re.search(r"^FROM .*(nvidia|cuda)", cpu, flags=re.M | re.I)
+
+
+def test_it_passes_the_deploy_checks_with_the_documented_production_settings(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TTS_", "DJANGO_"))}
+    env.update(by_kind("ConfigMap")["tts-config"]["data"])
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "ttsplatform.settings",
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "VAR_DIR": str(tmp_path),
+            "MEDIA_ROOT": str(tmp_path / "media"),
+            "TTS_MODEL_LIFECYCLE": "false",
+        }
+    )
+    env.pop("DEBUG", None)
+    env.pop("REDIS_URL", None)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout

@@ -1,0 +1,91 @@
+"""/metrics: Prometheus text whose counters move with the requests that were served."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client, override_settings
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.audio_checks import assert_speech, decode_audio
+from tests.fixtures import TenantCtx, make_tenant
+from tts.models import SynthesisRecord, Voice
+
+TEXT = "Counters should move. Every request leaves a trace."
+TTS_ROUTE = "/v1/text-to-speech/<str:voice_id>"
+
+
+def scrape(**headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    response = Client().get("/metrics", **headers)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain")
+    samples = {}
+    for family in text_string_to_metric_families(response.content.decode()):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_it_counts_requests_characters_audio_and_latency(tenant_a: TenantCtx, joe: Voice) -> None:
+    before = scrape()
+    response = tenant_a.client().post("/v1/text-to-speech/joe?output_format=wav_22050", {"text": TEXT}, format="json")
+    assert response.status_code == 200
+    samples, rate = decode_audio(response.content, "wav_22050")
+    assert_speech(samples, rate, expected_rate=22050, text=TEXT)
+    record = SynthesisRecord.objects.get(pk=response["history-item-id"])
+    after = scrape()
+
+    def moved(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert moved("tts_http_requests_total", route=TTS_ROUTE, method="POST", status="200") == 1
+    assert moved("tts_syntheses_total", source="elevenlabs", status="success") == 1
+    assert moved("tts_characters_total", source="elevenlabs") == len(TEXT) == record.characters
+    assert moved("tts_audio_seconds_total", source="elevenlabs") == pytest.approx(record.duration_s, abs=0.01)
+    assert moved("tts_synthesis_latency_seconds_count", source="elevenlabs") == 1
+    assert moved("tts_synthesis_ttfb_seconds_count", source="elevenlabs") == 1
+    assert moved("tts_synthesis_latency_seconds_sum", source="elevenlabs") == pytest.approx(
+        record.latency_ms / 1000, abs=0.002
+    )
+    assert moved("tts_cache_requests_total", result="miss") + moved("tts_cache_requests_total", result="hit") == 1
+    assert value(after, "tts_engine_queue_depth") == 0, "nothing is left in flight"
+    loaded = ("tts_models_loaded", (("engine", "piper-onnx"), ("model_version", str(record.model_version_id))))
+    assert loaded in after, "the version that served the request is listed as loaded"
+
+
+@pytest.mark.django_db
+def test_it_counts_refusals_and_errors_by_route(tenant_a: TenantCtx, joe: Voice) -> None:
+    poor = make_tenant("gamma", limit=3)
+    before = scrape()
+    refused = poor.client().post("/v1/text-to-speech/joe", {"text": "Far more than three."}, format="json")
+    assert refused.status_code == 429
+    missing = tenant_a.client().post("/v1/text-to-speech/nobody", {"text": "Hello."}, format="json")
+    assert missing.status_code == 404
+    Client().get("/no/such/page")
+    after = scrape()
+    assert (
+        value(after, "tts_rate_limit_refusals_total", route=TTS_ROUTE)
+        - value(before, "tts_rate_limit_refusals_total", route=TTS_ROUTE)
+        == 1
+    )
+    for status in ("429", "404"):
+        key = {"route": TTS_ROUTE, "method": "POST", "status": status}
+        assert value(after, "tts_http_requests_total", **key) - value(before, "tts_http_requests_total", **key) == 1
+    # Unknown paths share one label instead of one each.
+    unmatched = {"route": "unmatched", "method": "GET", "status": "404"}
+    assert (
+        value(after, "tts_http_requests_total", **unmatched) - value(before, "tts_http_requests_total", **unmatched)
+        >= 1
+    )
+    assert not SynthesisRecord.objects.filter(tenant=poor.tenant).exists()
+
+
+@pytest.mark.django_db
+@override_settings(METRICS_TOKEN="scrape-secret")
+def test_it_wants_the_token_when_one_is_set() -> None:
+    assert Client().get("/metrics").status_code == 401
+    assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    assert "tts_http_requests_total" in {name for name, _ in scrape(HTTP_AUTHORIZATION="Bearer scrape-secret")}

@@ -1,0 +1,157 @@
+"""Prometheus metrics: what operators graph and alert on, and ``/metrics`` to scrape them.
+
+Request counts by route and status (429s also count as rate-limit refusals),
+synthesis latency and time-to-first-byte histograms, characters and audio
+seconds, cache hits and misses, syntheses in flight (the engine queue) and
+the model versions loaded in this process.
+
+Metrics live in the process that made them (prometheus-client's default
+registry). daphne serves a site from one process, so that is exact per web
+process; scale out with more pods/containers and let Prometheus sum over its
+targets. It is *not* multiprocess mode: a server that forks workers sharing
+one port (gunicorn with several uvicorn workers) would need
+``PROMETHEUS_MULTIPROC_DIR`` and a ``MultiProcessCollector`` instead.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from .logging import loggable_text
+
+if TYPE_CHECKING:
+    from tts.services.synthesis import PreparedSynthesis
+
+logger = logging.getLogger("tts.synthesis")
+
+_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 600.0)
+
+HTTP_REQUESTS = Counter(
+    "tts_http_requests", "HTTP requests answered, by route pattern, method and status.", ["route", "method", "status"]
+)
+RATE_LIMIT_REFUSALS = Counter(
+    "tts_rate_limit_refusals", "Requests refused with 429 (rate limit, concurrency or quota), by route.", ["route"]
+)
+SYNTHESES = Counter("tts_syntheses", "Syntheses finished, by source and status.", ["source", "status"])
+SYNTHESIS_LATENCY = Histogram(
+    "tts_synthesis_latency_seconds", "Whole synthesis time, request to last byte.", ["source"], buckets=_LATENCY_BUCKETS
+)
+SYNTHESIS_TTFB = Histogram(
+    "tts_synthesis_ttfb_seconds", "Time from request to the first audio byte.", ["source"], buckets=_LATENCY_BUCKETS
+)
+CHARACTERS = Counter("tts_characters", "Characters synthesized (billed), by source.", ["source"])
+AUDIO_SECONDS = Counter("tts_audio_seconds", "Seconds of audio produced, by source.", ["source"])
+CACHE_REQUESTS = Counter("tts_cache_requests", "Synthesis cache lookups, by result (hit or miss).", ["result"])
+
+
+def _engine_queue_depth() -> int:
+    from tts.services.admission import engine_admission
+
+    return engine_admission.in_flight
+
+
+# Engine work admitted and not finished in this process (tts/services/admission.py counts it).
+ENGINE_QUEUE_DEPTH = Gauge("tts_engine_queue_depth", "Syntheses admitted to this process's engine, queued or running.")
+ENGINE_QUEUE_DEPTH.set_function(_engine_queue_depth)
+
+
+class _ModelsCollector(Collector):
+    """Model versions loaded in this process, read from the engine registry at scrape time."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from tts.services.engines import get_registry
+
+        family = GaugeMetricFamily(
+            "tts_models_loaded",
+            "Model versions loaded in this process (1 = warmed).",
+            labels=["model_version", "engine"],
+        )
+        registry = get_registry()
+        for spec in registry.loaded_specs():
+            family.add_metric([str(spec.id), spec.engine], 1.0 if registry.is_warm(spec) else 0.0)
+        yield family
+
+
+_models_collector = _ModelsCollector()
+REGISTRY.register(_models_collector)
+
+
+# --- hooks ------------------------------------------------------------------
+
+
+def synthesis_finished(prep: PreparedSynthesis) -> None:
+    """Called once the history record holds its final state; never raises."""
+    try:
+        record = prep.record
+        source = record.source or "unknown"
+        SYNTHESES.labels(source, record.status).inc()
+        CACHE_REQUESTS.labels("hit" if record.cache_hit else "miss").inc()
+        if record.latency_ms is not None:
+            SYNTHESIS_LATENCY.labels(source).observe(record.latency_ms / 1000)
+        if record.ttfb_ms is not None:
+            SYNTHESIS_TTFB.labels(source).observe(record.ttfb_ms / 1000)
+        CHARACTERS.labels(source).inc(record.characters)
+        AUDIO_SECONDS.labels(source).inc(max(0.0, record.duration_s))
+        logger.info(
+            "synthesis %s %s: %s chars, %.2fs audio, %sms",
+            record.pk,
+            record.status,
+            record.characters,
+            record.duration_s,
+            record.latency_ms,
+            extra={
+                "history_item_id": str(record.pk),
+                "tenant_id": record.tenant_id,
+                "voice_id": record.voice_id,
+                "model_version_id": record.model_version_id,
+                "source": source,
+                "status": record.status,
+                "error_code": record.error_code,
+                "characters": record.characters,
+                "audio_seconds": record.duration_s,
+                "latency_ms": record.latency_ms,
+                "ttfb_ms": record.ttfb_ms,
+                "cache_hit": record.cache_hit,
+                "text": loggable_text(prep.request.text),
+            },
+        )
+    except Exception:
+        logger.exception("could not record metrics for a synthesis")
+
+
+# --- HTTP -------------------------------------------------------------------
+
+
+class RequestMetricsMiddleware:
+    """Counts every response by its URL pattern (not the raw path: ids would explode the label set)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        route = "/" + match.route if match is not None and match.route else "unmatched"
+        HTTP_REQUESTS.labels(route, request.method or "", str(response.status_code)).inc()
+        if response.status_code == 429:
+            RATE_LIMIT_REFUSALS.labels(route).inc()
+        return response
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """Prometheus text format; behind a bearer token when ``METRICS_TOKEN`` is set."""
+    token = settings.METRICS_TOKEN
+    if token:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return HttpResponse("metrics need a bearer token\n", status=401, content_type="text/plain")
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
