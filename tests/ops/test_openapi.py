@@ -60,3 +60,11 @@ def test_it_serves_the_schema_and_docs_without_a_key() -> None:
     docs = Client().get("/api/docs/")
     assert docs.status_code == 200
     assert b"swagger" in docs.content.lower() and b"/api/schema/" in docs.content
+
+
+def test_it_serves_the_docs_page_without_a_cdn(client) -> None:
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger-ui" in html
+    assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
