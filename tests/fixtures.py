@@ -21,14 +21,17 @@ def joe_sha256() -> str:
     return file_sha256(model_path())
 
 
-def make_joe(engine: str = "piper-onnx") -> tuple[ModelVersion, Voice]:
+def make_joe(engine: str = "piper-onnx", *, aligned: tuple[str, str] | None = None) -> tuple[ModelVersion, Voice]:
+    """The joe voice; ``aligned`` = (path, sha256) of a copy with phoneme durations (``aligned_joe``)."""
     version = ModelVersion.objects.create(
         model_id="en_US-joe-medium",
         version="1",
         engine=engine,
-        model_path=str(model_path()),
+        model_path=aligned[0] if aligned else str(model_path()),
         config_path=str(config_path()),
-        sha256=joe_sha256(),
+        # The copy's own hash: engines are cached by (id, sha256) and ids repeat across tests.
+        sha256=aligned[1] if aligned else joe_sha256(),
+        options={"alignment": True} if aligned else {},
         sample_rate=22050,
         languages=["en"],
         status=ModelVersion.Status.ACTIVE,
@@ -40,6 +43,21 @@ def make_joe(engine: str = "piper-onnx") -> tuple[ModelVersion, Voice]:
 @pytest.fixture
 def joe(db: None) -> Voice:
     return make_joe()[1]
+
+
+@pytest.fixture(scope="session")
+def aligned_joe(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(path, sha256) of the joe model patched with the alignment output, made once per session."""
+    from tts.services.alignment_model import patched_model_copy
+
+    path = patched_model_copy(model_path(), tmp_path_factory.mktemp("aligned-joe"), joe_sha256())
+    return str(path), file_sha256(path)
+
+
+@pytest.fixture
+def joe_timed(db: None, aligned_joe: tuple[str, str]) -> Voice:
+    """The joe voice served by a model that reports phoneme durations (timestamps)."""
+    return make_joe(aligned=aligned_joe)[1]
 
 
 @dataclass
@@ -57,7 +75,12 @@ class TenantCtx:
 
 def make_tenant(name: str, *, limit: int = 100_000, per_request: int = 5_000) -> TenantCtx:
     plan = Plan.objects.create(
-        name=f"plan-{name}", monthly_character_limit=limit, max_characters_per_request=per_request
+        name=f"plan-{name}",
+        monthly_character_limit=limit,
+        max_characters_per_request=per_request,
+        # Parallel tests of other limits must not trip the concurrency cap;
+        # tests/limits sets it where it is under test.
+        max_concurrent_streams=64,
     )
     tenant = Tenant.objects.create(name=name.title(), slug=name, plan=plan)
     owner = get_user_model().objects.create_user(username=f"{name}-owner", password="pw-" + name * 4)
@@ -76,4 +99,14 @@ def tenant_b(db: None) -> TenantCtx:
     return make_tenant("beta")
 
 
-__all__ = ["TenantCtx", "joe", "joe_sha256", "make_joe", "make_tenant", "tenant_a", "tenant_b"]
+__all__ = [
+    "TenantCtx",
+    "aligned_joe",
+    "joe",
+    "joe_sha256",
+    "joe_timed",
+    "make_joe",
+    "make_tenant",
+    "tenant_a",
+    "tenant_b",
+]

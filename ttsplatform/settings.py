@@ -78,6 +78,13 @@ TEMPLATES = [
 DATABASE_URL = env_str("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
+    # A psycopg connection pool per process (PostgreSQL only): under ASGI each
+    # request runs in its own thread, so persistent connections do not carry
+    # over; a pool saves the connect on every request.
+    DB_POOL_SIZE = env_int("DB_POOL_SIZE", 0, minimum=0)
+    if DB_POOL_SIZE and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": DB_POOL_SIZE}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)  # a bare machine has no data dir yet
     DATABASES = {
