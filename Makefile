@@ -40,9 +40,10 @@ run: $(VENV)/.installed
 	$(BIN)/daphne -b $(HOST) -p $(PORT) ttsplatform.asgi:application
 
 # A Celery worker for long-form jobs. Needs REDIS_URL (broker) and the web's DATABASE_URL and storage.
-# One process per core is the usual fit: each synthesizes one job at a time (-P solo keeps the engine in-process).
+# Run one per core: each synthesizes one job at a time on one ONNX thread (bench/bench_jobs.py: that beats
+# one worker with more threads). -P solo keeps the engine in the process that claimed the job.
 worker: $(VENV)/.installed
-	$(BIN)/celery -A ttsplatform worker -P solo -l info -n jobs-$$$$@%h
+	TTS_ENGINE_THREADS=$${TTS_ENGINE_THREADS:-1} $(BIN)/celery -A ttsplatform worker -P solo -l info -n jobs-$$$$@%h
 
 # Exactly one beat per deployment: reaps jobs of dead workers, purges history past retention, rolls usage up.
 beat: $(VENV)/.installed

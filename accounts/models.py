@@ -124,3 +124,25 @@ class Usage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant} {self.period_start:%Y-%m}: {self.characters} chars"
+
+
+class DailyUsage(models.Model):
+    """Characters, requests and audio of one tenant on one UTC day, rolled up by a beat task.
+
+    Rebuilt from the history (``tts.SynthesisRecord``) for recent days, so
+    running the roll-up twice gives the same rows; the dashboard chart and
+    ``/v1/usage/character-stats`` read these instead of scanning the history.
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="daily_usage")
+    day = models.DateField()
+    characters = models.BigIntegerField(default=0)
+    requests = models.BigIntegerField(default=0)
+    audio_seconds = models.FloatField(default=0.0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "day"], name="dailyusage_tenant_day_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} {self.day}: {self.characters} chars"

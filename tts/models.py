@@ -138,3 +138,88 @@ class SynthesisRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.voice_id} {self.status}"
+
+
+class Job(models.Model):
+    """A long-form synthesis (one long text, or a batch of items) run by a worker.
+
+    The text is cut into chunks at submission (``plan``); a worker claims the
+    job with a conditional update, synthesizes chunk after chunk, stores each
+    chunk's audio as its own file and counts it in ``done_chunks`` in the same
+    conditional update that renews its claim. A job taken over after a crash
+    resumes at ``done_chunks``; nothing is synthesized twice or skipped.
+    """
+
+    class Kind(models.TextChoices):
+        TEXT = "text", "One long text"
+        BATCH = "batch", "A batch of items"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="jobs")
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.TEXT)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    voice_id = models.CharField(max_length=64)
+    voice_name = models.CharField(max_length=100, blank=True)
+    model_version = models.ForeignKey(ModelVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    model_id = models.CharField(max_length=100, blank=True)
+    output_format = models.CharField(max_length=32)
+    content_type = models.CharField(max_length=64, blank=True)
+    sample_rate = models.PositiveIntegerField(default=0)
+    settings = models.JSONField(default=dict, blank=True)
+    # What the caller sent (batch items joined by blank lines), unless logging was off.
+    text = models.TextField(blank=True)
+    text_logged = models.BooleanField(default=True)
+    # The chunks to synthesize: [{"item": i, "chars": n, "segments": [...]}, ...].
+    plan = models.JSONField(default=list, blank=True)
+    item_count = models.PositiveIntegerField(default=1)
+    characters = models.PositiveIntegerField(default=0)
+    characters_charged = models.PositiveIntegerField(default=0)
+    # The quota reservation made at submission (its billing period), refunded in part at the end.
+    reserved_period = models.DateField(null=True, blank=True)
+    total_chunks = models.PositiveIntegerField(default=0)
+    done_chunks = models.PositiveIntegerField(default=0)
+    # Characters of all chunks and of the finished ones (spoken text, without the whitespace between).
+    planned_chars = models.PositiveIntegerField(default=0)
+    done_chars = models.PositiveIntegerField(default=0)
+    audio_seconds = models.FloatField(default=0.0)
+    cancel_requested = models.BooleanField(default=False)
+    claim_token = models.CharField(max_length=36, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=64, blank=True)
+    error_message = models.TextField(blank=True)
+    audio = models.FileField(upload_to="jobs/", blank=True, max_length=300)
+    history_item = models.ForeignKey(
+        SynthesisRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    request_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    purged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["tenant", "-created_at"], name="job_tenant_created"),
+            models.Index(fields=["status", "heartbeat_at"], name="job_status_heartbeat"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.id} {self.status} {self.done_chunks}/{self.total_chunks}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
+
+    @property
+    def progress(self) -> float:
+        return round(self.done_chunks / self.total_chunks, 4) if self.total_chunks else 0.0

@@ -1,0 +1,238 @@
+"""Long-form jobs: ``/v1/jobs`` (submit, list), ``/v1/jobs/{id}`` (status and
+progress), ``/v1/jobs/{id}/audio`` (one file, or a zip for a batch) and
+``/v1/jobs/{id}/cancel``. Errors in the ElevenLabs dialect.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import request_api_key, request_tenant
+from accounts.models import Scope
+from tts.audio.formats import UnknownFormatError, parse_elevenlabs_format
+from tts.models import Job
+from tts.services.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
+from ttsplatform.openapi import error_responses, json_object
+
+from .elevenlabs import DEFAULT_OUTPUT_FORMAT, VoiceSettingsSerializer
+from .errors import ApiError
+
+
+def _unix(value: dt.datetime | None) -> int | None:
+    return int(value.timestamp()) if value else None
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    finished = job.is_finished
+    return {
+        "job_id": str(job.pk),
+        "kind": job.kind,
+        "status": job.status,
+        "progress": job.progress,
+        "done_chunks": job.done_chunks,
+        "total_chunks": job.total_chunks,
+        "item_count": job.item_count,
+        "characters": job.characters,
+        "characters_done": characters_done(job) if not finished else job.characters_charged,
+        "characters_charged": job.characters_charged if finished else None,
+        "audio_seconds": round(job.audio_seconds, 3),
+        "voice_id": job.voice_id,
+        "model_id": job.model_id,
+        "output_format": job.output_format,
+        "content_type": job.content_type,
+        "cancel_requested": job.cancel_requested,
+        "attempts": job.attempts,
+        "error": {"code": job.error_code, "message": job.error_message} if job.error_code else None,
+        "has_audio": bool(job.audio),
+        "history_item_id": str(job.history_item_id) if job.history_item_id else None,
+        "created_at_unix": _unix(job.created_at),
+        "started_at_unix": _unix(job.started_at),
+        "finished_at_unix": _unix(job.finished_at),
+    }
+
+
+def _job_or_404(request: Request, job_id: str) -> Job:
+    job = job_get(request_tenant(request), job_id)
+    if job is None:
+        raise ApiError(f"Job '{job_id}' was not found.", code="job_not_found", status_code=404, field="job_id")
+    return job
+
+
+class JobInputSerializer(serializers.Serializer):
+    text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    items = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, allow_empty=True
+    )
+    voice_id = serializers.CharField(max_length=64)
+    model_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
+    output_format = serializers.CharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
+    language_code = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=16)
+    voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
+    apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], default="auto")
+    enable_logging = serializers.BooleanField(required=False, default=True)
+
+
+class JobListQuerySerializer(serializers.Serializer):
+    page_size = serializers.IntegerField(required=False, default=50, min_value=1, max_value=100)
+    status = serializers.ChoiceField(choices=Job.Status.choices, required=False)
+
+
+_JOB = json_object("The job: status, progress, characters, audio seconds so far, error.")
+_CONFLICT = {409: OpenApiResponse(description="The job is not in a state that allows this (e.g. not finished yet).")}
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="jobs_list",
+        tags=["jobs"],
+        summary="Your jobs, newest first",
+        parameters=[JobListQuerySerializer],
+        responses={200: json_object("jobs, has_more"), **error_responses("elevenlabs", 400, 403)},
+    ),
+    post=extend_schema(
+        operation_id="jobs_create",
+        tags=["jobs"],
+        summary="Submit a long-form job (202 + its id)",
+        request=JobInputSerializer,
+        responses={202: _JOB, **error_responses("elevenlabs", 400, 403, 404, 413, 429)},
+    ),
+)
+class JobsApi(APIView):
+    """``POST`` submits a job (202 + its id); ``GET`` lists the tenant's jobs."""
+
+    required_scope = Scope.JOBS
+    error_dialect = "elevenlabs"
+
+    def post(self, request: Request) -> Response:
+        body = JobInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data: dict[str, Any] = body.validated_data
+        try:
+            fmt = parse_elevenlabs_format(data["output_format"])
+        except UnknownFormatError as exc:
+            raise ApiError(
+                f"output_format: {exc}", code="invalid_output_format", status_code=400, field="output_format"
+            ) from exc
+        voice_settings = data.get("voice_settings") or {}
+        job = job_submit(
+            JobRequest(
+                tenant=request_tenant(request),
+                api_key=request_api_key(request),
+                voice_id=data["voice_id"],
+                output_format=fmt,
+                text=data.get("text"),
+                items=data.get("items"),
+                model_id=data.get("model_id") or None,
+                speed=float(voice_settings.get("speed") or 1.0),
+                language=data.get("language_code") or None,
+                normalization=data["apply_text_normalization"],
+                enable_logging=data["enable_logging"],
+                request_id=getattr(request._request, "request_id", ""),
+                settings={k: v for k, v in voice_settings.items() if v is not None},
+            )
+        )
+        response = Response(job_json(job), status=status.HTTP_202_ACCEPTED)
+        response["Location"] = f"/v1/jobs/{job.pk}"
+        return response
+
+    def get(self, request: Request) -> Response:
+        query = JobListQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        qs = jobs_for_tenant(request_tenant(request))
+        if query.validated_data.get("status"):
+            qs = qs.filter(status=query.validated_data["status"])
+        page_size = query.validated_data["page_size"]
+        jobs = list(qs[: page_size + 1])
+        return Response({"jobs": [job_json(j) for j in jobs[:page_size]], "has_more": len(jobs) > page_size})
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="jobs_get",
+        tags=["jobs"],
+        summary="A job's status and progress",
+        responses={200: _JOB, **error_responses("elevenlabs", 403, 404)},
+    )
+)
+class JobDetailApi(APIView):
+    required_scope = Scope.JOBS
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request, job_id: str) -> Response:
+        return Response(job_json(_job_or_404(request, job_id)))
+
+
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="jobs_cancel",
+        tags=["jobs"],
+        summary="Cancel a job",
+        request=None,
+        responses={202: _JOB, **error_responses("elevenlabs", 403, 404), **_CONFLICT},
+    )
+)
+class JobCancelApi(APIView):
+    """Stops a queued job at once and a running one after its current chunk; refunds what was not synthesized."""
+
+    required_scope = Scope.JOBS
+    error_dialect = "elevenlabs"
+
+    def post(self, request: Request, job_id: str) -> Response:
+        job = _job_or_404(request, job_id)
+        if job.is_finished:
+            raise ApiError(
+                f"Job '{job_id}' already {job.status}; there is nothing to cancel.",
+                code="job_finished",
+                status_code=409,
+                field="job_id",
+            )
+        return Response(job_json(job_cancel(job)), status=status.HTTP_202_ACCEPTED)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="jobs_audio",
+        tags=["jobs"],
+        summary="The job's audio (a zip for a batch)",
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY, description="Audio or zip."),
+            **error_responses("elevenlabs", 403, 404),
+            **_CONFLICT,
+        },
+    )
+)
+class JobAudioApi(APIView):
+    required_scope = Scope.JOBS
+    error_dialect = "elevenlabs"
+
+    def get(self, request: Request, job_id: str) -> FileResponse:
+        job = _job_or_404(request, job_id)
+        if job.status != Job.Status.SUCCEEDED:
+            raise ApiError(
+                f"Job '{job_id}' is {job.status}; its audio is there once it has succeeded.",
+                code="job_not_finished" if not job.is_finished else "job_has_no_audio",
+                status_code=409 if not job.is_finished else 404,
+                field="job_id",
+            )
+        if not job.audio:
+            raise ApiError(
+                f"The audio of job '{job_id}' is gone (past the plan's retention).",
+                code="job_audio_purged",
+                status_code=404,
+                field="job_id",
+            )
+        extension = (job.audio.name or "").rsplit(".", 1)[-1]
+        response = FileResponse(
+            job.audio.open("rb"), content_type=job.content_type, as_attachment=True, filename=f"{job.pk}.{extension}"
+        )
+        response["x-character-count"] = str(job.characters_charged)
+        return response

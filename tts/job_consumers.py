@@ -1,0 +1,93 @@
+"""WebSocket progress of long-form jobs: ``/v1/jobs/{job_id}/progress`` for one
+job, ``/v1/jobs/progress`` for every job of the tenant (the dashboard).
+
+Messages are JSON with ids and numbers only (never audio):
+``{"type": "progress", "job_id", "status", "done_chunks", "total_chunks",
+"progress", "audio_seconds", "error_code"}``. The first one is the job's state
+at subscription; a per-job socket closes (1000) after the final state.
+Authentication: ``xi-api-key`` or ``Authorization: Bearer`` header, or an
+``xi_api_key`` query parameter for browsers, which cannot set headers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from accounts.authentication import raw_key_from_headers
+from accounts.keys import InvalidApiKey, api_key_authenticate
+from accounts.models import Scope, Tenant
+from tts.models import Job
+from tts.services.jobs import job_event, job_get, job_group, tenant_jobs_group
+
+_FINAL = {Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED}
+
+
+def _raw_key(scope: dict[str, Any]) -> str | None:
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    raw = raw_key_from_headers(headers)
+    if raw:
+        return raw
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    values = query.get("xi_api_key") or query.get("authorization") or []
+    return values[0] if values else None
+
+
+def _tenant_for_key(raw: str) -> tuple[Tenant | None, str]:
+    try:
+        key = api_key_authenticate(raw)
+    except InvalidApiKey as exc:
+        return None, str(exc)
+    if Scope.JOBS not in (key.scopes or []):
+        return None, f"This API key lacks the '{Scope.JOBS}' scope needed for job progress."
+    return key.tenant, ""
+
+
+class JobProgressConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        self.subscribed: str | None = None
+        self.job_id: uuid.UUID | None = None
+        tenant: Tenant | None = self.scope.get("tenant")
+        reason = "Missing API key: send 'xi-api-key' or 'Authorization: Bearer', or ?xi_api_key=."
+        if tenant is None and (raw := _raw_key(self.scope)):
+            tenant, reason = await database_sync_to_async(_tenant_for_key)(raw)
+        await self.accept()
+        if tenant is None:
+            await self._refuse(4401, "unauthorized", reason)
+            return
+        job_id = self.scope["url_route"]["kwargs"].get("job_id")
+        if job_id is None:
+            self.subscribed = tenant_jobs_group(tenant.pk)
+            await self.channel_layer.group_add(self.subscribed, self.channel_name)
+            return
+        job = await database_sync_to_async(job_get)(tenant, job_id)
+        if job is None:
+            await self._refuse(4404, "job_not_found", f"Job '{job_id}' was not found.")
+            return
+        self.job_id = job.pk
+        self.subscribed = job_group(job.pk)
+        # Subscribe before reading the state, so no update falls between the two.
+        await self.channel_layer.group_add(self.subscribed, self.channel_name)
+        job = await database_sync_to_async(Job.objects.defer("plan").get)(pk=job.pk)
+        await self.job_progress(job_event(job))
+
+    async def _refuse(self, code: int, status: str, message: str) -> None:
+        await self.send_json({"type": "error", "status": status, "message": message})
+        await self.close(code=code)
+
+    async def disconnect(self, code: int) -> None:
+        if self.subscribed:
+            await self.channel_layer.group_discard(self.subscribed, self.channel_name)
+            self.subscribed = None
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        pass  # a subscription only listens
+
+    async def job_progress(self, event: dict[str, Any]) -> None:
+        await self.send_json({**event, "type": "progress"})
+        if self.job_id is not None and event.get("status") in _FINAL:
+            await self.close(code=1000)
