@@ -4,15 +4,21 @@ Set here (not in conftest) because pytest-django imports settings before any
 conftest runs. Server processes started by tests inherit this environment.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
-os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="tts-test-var-"))
+if "VAR_DIR" not in os.environ:
+    # A throwaway data dir (SQLite file, media, patched model copies), removed
+    # when the test process that made it exits; server processes inherit it.
+    os.environ["VAR_DIR"] = tempfile.mkdtemp(prefix="tts-test-var-")
+    atexit.register(shutil.rmtree, os.environ["VAR_DIR"], ignore_errors=True)
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 # No model warm-up/poller thread in the test process or the servers it starts,
 # unless a test asks for one (tests/ops).
 os.environ.setdefault("TTS_MODEL_LIFECYCLE", "false")
 
-from ttsplatform.settings import *  # noqa: E402,F403
+from ttsplatform.settings import *  # noqa: F403

@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.functional import cached_property
 
-from .models import ModelVersion, SynthesisRecord, Voice
+from .models import Job, ModelVersion, SynthesisRecord, Voice
 from .services.model_import import activate_model_version, retire_model_version
 
 
@@ -92,4 +92,25 @@ class SynthesisRecordAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: SynthesisRecord | None = None) -> bool:
+        return False
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    """Read-only view of long-form jobs; they change only through their workers."""
+
+    list_display = ("id", "created_at", "tenant", "voice_id", "status", "done_chunks", "total_chunks", "characters",
+                    "attempts", "error_code")
+    list_filter = ("status", "kind")
+    list_select_related = ("tenant",)
+    raw_id_fields = ("tenant", "api_key", "model_version")
+    exclude = ("plan",)
+    paginator = NoCountPaginator
+    show_full_result_count = False
+    ordering = ("-created_at",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
         return False

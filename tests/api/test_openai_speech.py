@@ -19,8 +19,14 @@ def post(ctx: TenantCtx, **body: object):
 
 @pytest.mark.parametrize(
     ("fmt", "rate", "content_type"),
-    [("mp3", 24000, "audio/mpeg"), ("wav", 22050, "audio/wav"), ("pcm", 24000, "audio/pcm"),
-     ("flac", 22050, "audio/flac"), ("opus", 24000, "audio/ogg"), ("aac", 24000, "audio/aac")],
+    [
+        ("mp3", 24000, "audio/mpeg"),
+        ("wav", 22050, "audio/wav"),
+        ("pcm", 24000, "audio/pcm"),
+        ("flac", 22050, "audio/flac"),
+        ("opus", 24000, "audio/ogg"),
+        ("aac", 24000, "audio/aac"),
+    ],
 )
 def test_it_speaks_each_openai_format(tenant_a: TenantCtx, joe: Voice, fmt: str, rate: int, content_type: str) -> None:
     response = post(tenant_a, response_format=fmt)
@@ -57,7 +63,9 @@ def test_it_honours_speed(tenant_a: TenantCtx, joe: Voice) -> None:
         ({"model": "whisper-9"}, 400, "model"),
     ],
 )
-def test_it_answers_errors_in_openai_shape(tenant_a: TenantCtx, joe: Voice, body: dict, status: int, param: str) -> None:
+def test_it_answers_errors_in_openai_shape(
+    tenant_a: TenantCtx, joe: Voice, body: dict, status: int, param: str
+) -> None:
     response = post(tenant_a, **body)
     assert response.status_code == status, response.content
     error = response.json()["error"]

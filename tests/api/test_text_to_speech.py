@@ -178,7 +178,8 @@ def test_it_sends_errors_as_json_with_the_request_id(tenant_a: TenantCtx, joe: V
 
 
 def test_it_refuses_text_the_voice_cannot_speak(tenant_a: TenantCtx, joe: Voice) -> None:
-    response = tenant_a.client().post(URL, {"text": "今天天气很好，我们去公园散步吧。"}, format="json")
+    chinese = "今天天气很好，我们去公园散步吧。"  # noqa: RUF001
+    response = tenant_a.client().post(URL, {"text": chinese}, format="json")
     assert response.status_code == 422
     detail = response.json()["detail"]
     assert detail["status"] == "unsupported_language" and detail["param"] == "text"

@@ -94,7 +94,8 @@ def to_api_error(exc: Exception) -> ApiError | None:
     if isinstance(exc, exceptions.MethodNotAllowed):
         return ApiError(str(exc.detail), code="method_not_allowed", status_code=405)
     if isinstance(exc, exceptions.Throttled):
-        return ApiError(str(exc.detail), code="rate_limited", status_code=429, retry_after=int(exc.wait) if exc.wait else None)  # type: ignore[attr-defined]
+        wait = getattr(exc, "wait", None)
+        return ApiError(str(exc.detail), code="rate_limited", status_code=429, retry_after=int(wait) if wait else None)
     if isinstance(exc, exceptions.APIException):
         return ApiError(str(exc.detail), code=str(exc.default_code), status_code=exc.status_code)
     return None
