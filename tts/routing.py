@@ -1,7 +1,16 @@
-"""WebSocket routes (Channels)."""
+"""WebSocket routes (Channels): ElevenLabs' stream-input."""
 
 from __future__ import annotations
 
 from typing import Any
 
-websocket_urlpatterns: list[Any] = []
+from django.urls import path
+
+from tts.consumers import StreamInputConsumer
+from tts.job_consumers import JobProgressConsumer
+
+websocket_urlpatterns: list[Any] = [
+    path("v1/text-to-speech/<str:voice_id>/stream-input", StreamInputConsumer.as_asgi(), name="tts-stream-input"),
+    path("v1/jobs/progress", JobProgressConsumer.as_asgi(), name="jobs-progress"),
+    path("v1/jobs/<str:job_id>/progress", JobProgressConsumer.as_asgi(), name="job-progress"),
+]

@@ -10,12 +10,23 @@ from accounts import urls as account_pages
 from tts import urls as speech_pages
 from tts.api import elevenlabs, openai, resources, streaming
 from tts.api import jobs as job_api
+from tts.api import timestamps as timestamps_api
 from tts.api import usage as usage_api
 from ttsplatform import health, metrics
 
 api_v1 = [
     path("v1/text-to-speech/<str:voice_id>", elevenlabs.TextToSpeechApi.as_view(), name="tts-convert"),
     path("v1/text-to-speech/<str:voice_id>/stream", streaming.TextToSpeechStreamApi.as_view(), name="tts-stream"),
+    path(
+        "v1/text-to-speech/<str:voice_id>/with-timestamps",
+        timestamps_api.TextToSpeechWithTimestampsApi.as_view(),
+        name="tts-with-timestamps",
+    ),
+    path(
+        "v1/text-to-speech/<str:voice_id>/stream/with-timestamps",
+        timestamps_api.TextToSpeechStreamWithTimestampsApi.as_view(),
+        name="tts-stream-with-timestamps",
+    ),
     path("v1/voices", resources.VoiceListApi.as_view(), name="voices"),
     path("v1/voices/<str:voice_id>", resources.VoiceDetailApi.as_view(), name="voice-detail"),
     path("v1/models", resources.ModelListApi.as_view(), name="models"),
@@ -23,6 +34,11 @@ api_v1 = [
     path("v1/history/download", resources.HistoryDownloadApi.as_view(), name="history-download"),
     path("v1/history/<str:history_item_id>", resources.HistoryDetailApi.as_view(), name="history-detail"),
     path("v1/history/<str:history_item_id>/audio", resources.HistoryAudioApi.as_view(), name="history-audio"),
+    path(
+        "v1/history/<str:history_item_id>/captions",
+        timestamps_api.HistoryCaptionsApi.as_view(),
+        name="history-captions",
+    ),
     path("v1/user", resources.UserApi.as_view(), name="user"),
     path("v1/user/subscription", resources.SubscriptionApi.as_view(), name="subscription"),
     path("v1/audio/speech", openai.SpeechApi.as_view(), name="openai-speech"),

@@ -17,11 +17,14 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpResponse
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from django.http.response import HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from tts.audio.formats import UnknownFormatError, parse_openai_format
 from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
@@ -73,7 +76,7 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
         raise ApiError(
             f"response_format: {exc}", code="invalid_response_format", status_code=400, field="response_format"
         ) from exc
-    tenant = request.user.tenant
+    tenant = request_tenant(request)
     voice = voice_find(tenant, data["voice"])
     if voice is None and data["voice"].lower() in OPENAI_VOICES:
         voice = voice_find(tenant, settings.TTS_DEFAULT_VOICE_ID)
@@ -83,7 +86,7 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
         )
     req = SynthesisRequest(
         tenant=tenant,
-        api_key=request.auth,
+        api_key=request_api_key(request),
         voice_id=voice.voice_id,
         text=data["input"],
         output_format=fmt,
@@ -107,6 +110,9 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
         request=SpeechInputSerializer,
         responses={
             **audio_responses("The audio in response_format."),
+            (200, "text/event-stream"): OpenApiResponse(
+                OpenApiTypes.STR, description="stream_format=sse: speech.audio.delta events, then speech.audio.done."
+            ),
             **error_responses("openai", 400, 403, 404, 413, 429, 503),
         },
     )
@@ -115,7 +121,7 @@ class SpeechApi(APIView):
     required_scope = Scope.TTS
     error_dialect = "openai"
 
-    def post(self, request: Request) -> HttpResponse:
+    def post(self, request: Request) -> HttpResponseBase:
         req, stream_format = openai_synthesis_request(request)
         if stream_format == "sse":
             return sse_stream_response(request, synthesis_prepare(req))

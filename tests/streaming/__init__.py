@@ -1,0 +1,1 @@
+"""Streaming: chunked HTTP, SSE and the stream-input WebSocket."""

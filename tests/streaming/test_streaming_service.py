@@ -1,0 +1,206 @@
+"""tts.services.streaming in-process: prefetch bound, close, thread clean-up, the
+stream equal to the whole file, and the stream-input text buffer's rules."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from accounts.models import Usage
+from tests.fixtures import TenantCtx
+from tts.api.stream_input import ProtocolError, TextBuffer, parse_chunk_schedule, parse_options
+from tts.audio.formats import parse_elevenlabs_format
+from tts.inference.engine import SynthesisParams
+from tts.models import SynthesisRecord, Voice
+from tts.services import synthesis
+from tts.services.streaming import ThreadedStream, stream_synthesis
+from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
+
+SENTENCES = [f"This is sentence number {n}, spoken slowly and clearly." for n in range(1, 9)]
+
+
+def stream_threads(prefix: str) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith(prefix)]
+
+
+def test_it_prefetches_one_item_and_no_more() -> None:
+    produced: list[int] = []
+    closed = threading.Event()
+
+    def items() -> Iterator[int]:
+        try:
+            for i in range(100):
+                produced.append(i)
+                yield i
+        finally:
+            closed.set()
+
+    async def main() -> None:
+        stream = ThreadedStream(items, name="tts-test-prefetch")
+        assert await stream.__anext__() == 0
+        await asyncio.sleep(0.2)  # time enough to run ahead, if it would
+        assert len(produced) <= 2
+        stream.close()
+        assert await asyncio.to_thread(stream.finished.wait, 10)
+
+    asyncio.run(main())
+    assert closed.is_set() and len(produced) <= 2
+    for thread in stream_threads("tts-test-prefetch"):
+        thread.join(timeout=5)
+    assert not stream_threads("tts-test-prefetch")
+
+
+def test_it_abandons_a_stream_that_never_started() -> None:
+    abandoned = threading.Event()
+    stream: ThreadedStream[int] = ThreadedStream(lambda: iter([1]), abandon=abandoned.set, name="tts-test-abandon")
+    stream.close()
+    stream.close()  # twice is fine
+    assert stream.finished.wait(10) and abandoned.is_set()
+
+
+def deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No sampling noise, so that two syntheses of one text are the same samples."""
+    original = synthesis._params_for
+
+    def params(*args: object) -> SynthesisParams:
+        p = original(*args)  # type: ignore[arg-type]
+        return SynthesisParams(speaker_id=p.speaker_id, length_scale=p.length_scale, noise_scale=0.0, noise_w=0.0)
+
+    monkeypatch.setattr(synthesis, "_params_for", params)
+
+
+def request(ctx: TenantCtx, text: str, fmt: str) -> SynthesisRequest:
+    return SynthesisRequest(
+        tenant=ctx.tenant,
+        voice_id="joe",
+        text=text,
+        output_format=parse_elevenlabs_format(fmt),
+        source="elevenlabs_stream",
+        enable_logging=False,  # nothing cached: both runs synthesize
+    )
+
+
+async def collect(stream: ThreadedStream[bytes], limit: int | None = None) -> list[bytes]:
+    out = []
+    async for chunk in stream:
+        out.append(chunk)
+        if limit is not None and len(out) >= limit:
+            stream.close()
+            break
+    return out
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("fmt", ["mp3_44100_128", "wav_22050"])
+def test_it_streams_the_same_bytes_as_the_whole_file(
+    tenant_a: TenantCtx, joe: Voice, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    deterministic(monkeypatch)
+    text = " ".join(SENTENCES[:2]) + f" Format {fmt}."
+    whole = synthesis_create(request(tenant_a, text, fmt)).audio
+    prep = synthesis_prepare(request(tenant_a, text, fmt))
+    chunks = asyncio.run(collect(stream_synthesis(prep)))
+    assert len(chunks) >= 3  # one piece per segment at least
+    streamed = b"".join(chunks)
+    assert prep.encoder is not None
+    assert prep.encoder.seal(streamed) == whole
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_stops_at_the_next_segment_when_closed(tenant_a: TenantCtx, joe: Voice) -> None:
+    text = " ".join(SENTENCES)
+    prep = synthesis_prepare(request(tenant_a, text, "pcm_16000"))
+    stream = stream_synthesis(prep)
+    chunks = asyncio.run(collect(stream, limit=1))
+    assert len(chunks) == 1
+    assert stream.finished.wait(30)
+    record = SynthesisRecord.objects.get(pk=prep.record.pk)
+    assert record.status == "cancelled"
+    # The first segment, perhaps the one prefetched: never the rest.
+    assert 1 <= prep.done_segments <= 2 < len(SENTENCES)
+    usage = Usage.objects.get(tenant=tenant_a.tenant)
+    assert usage.characters == record.characters < len(text) / 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_cancels_a_stream_closed_before_it_began(tenant_a: TenantCtx, joe: Voice) -> None:
+    prep = synthesis_prepare(request(tenant_a, SENTENCES[0], "pcm_16000"))
+    stream = stream_synthesis(prep)
+    stream.close()
+    assert stream.finished.wait(10)
+    assert SynthesisRecord.objects.get(pk=prep.record.pk).status == "cancelled"
+    assert Usage.objects.get(tenant=tenant_a.tenant).characters == 0
+
+
+def test_it_buffers_text_by_the_chunk_schedule() -> None:
+    buffer = TextBuffer((50, 80))
+    assert buffer.add("Hello there, how ") == []
+    # 50 reached: cut after the sentence end, the rest waits.
+    assert buffer.add("are you today? I hope the weather is kind ") == ["Hello there, how are you today? "]
+    assert buffer.pending == "I hope the weather is kind "
+    # Next threshold is 80; no sentence end, so the cut is at the last space: no split words.
+    pieces = buffer.add("to you and to everyone you know and love in that town by the se")
+    assert pieces == ["I hope the weather is kind to you and to everyone you know and love in that town by the "]
+    assert buffer.flush() == "se" and buffer.flush() == ""
+
+
+def test_it_speaks_whole_sentences_in_auto_mode() -> None:
+    buffer = TextBuffer(auto_mode=True)
+    assert buffer.add("Hi") == []
+    assert buffer.add(". How are") == ["Hi. "]
+    assert buffer.add(" you? Fine") == ["How are you? "]
+    assert buffer.pending == "Fine"
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("output_format=mp3_1", "output_format"),
+        ("inactivity_timeout=0", "inactivity_timeout"),
+        ("inactivity_timeout=soon", "inactivity_timeout"),
+        ("enable_logging=maybe", "enable_logging"),
+        ("apply_text_normalization=always", "apply_text_normalization"),
+    ],
+)
+def test_it_names_the_bad_query_parameter(query: str, field: str) -> None:
+    with pytest.raises(ProtocolError) as err:
+        parse_options(query)
+    assert err.value.field == field and field in err.value.message and err.value.close_code
+
+
+def test_it_reads_the_options_and_schedule() -> None:
+    options = parse_options(b"output_format=ulaw_8000&inactivity_timeout=180&binary_audio=true&xi-api-key=k")
+    assert options.output_format.name == "ulaw_8000" and options.inactivity_timeout == 180
+    assert options.binary_audio and options.api_key == "k"
+    assert parse_options("").output_format.name == "mp3_44100_128"
+    assert parse_chunk_schedule([50, 500]) == (50, 500)
+    for bad in ([], [49], [True], "120", [120.5]):
+        with pytest.raises(ProtocolError):
+            parse_chunk_schedule(bad)
+
+
+def test_it_does_not_block_the_event_loop() -> None:
+    """The generator runs on the stream's thread: it can wait for the loop to tick."""
+    ticked = threading.Event()
+
+    def waits_for_the_loop() -> Iterator[int]:
+        # Were next() run on the event loop, the ticker could never set this.
+        assert ticked.wait(10), "the event loop was blocked while the stream worked"
+        yield 1
+
+    async def main() -> None:
+        async def ticker() -> None:
+            for _ in range(3):
+                await asyncio.sleep(0)
+            ticked.set()
+
+        task = asyncio.create_task(ticker())
+        stream = ThreadedStream(waits_for_the_loop, name="tts-test-loop")
+        assert await stream.__anext__() == 1
+        stream.close()
+        await task
+
+    asyncio.run(main())

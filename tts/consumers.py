@@ -1,0 +1,387 @@
+"""WebSocket consumers: ElevenLabs' ``/v1/text-to-speech/{voice_id}/stream-input``.
+
+One connection speaks one utterance (protocol in docs/websocket.md). The first
+message initializes (``{"text": " "}`` plus ``voice_settings``,
+``generation_config.chunk_length_schedule`` and the key as ``xi_api_key``);
+text then arrives in pieces as an LLM writes it, is buffered by the chunk
+schedule and spoken through the one pipeline (``LiveUtterance``); ``flush``
+forces out the buffer and ``{"text": ""}`` ends: the last audio, then
+``{"isFinal": true}`` and a normal close.
+
+Who is speaking: an API key (``xi-api-key`` header, ``?xi-api-key=`` for
+browsers, or ``xi_api_key`` in the first message) with the ``tts`` scope, or,
+with no key, a dashboard session whose ``current_tenant_id`` the user is a
+member of (source ``playground``). Errors are JSON ``{"message", "error",
+"code"}``; ``code`` is the close code when the connection cannot go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import urlparse
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.http.request import validate_host
+
+from accounts.authentication import raw_key_from_headers
+from accounts.keys import InvalidApiKey, api_key_authenticate
+from accounts.models import ApiKey, Membership, Scope, Tenant
+from tts.api.elevenlabs import VoiceSettingsSerializer
+from tts.api.stream_input import (
+    CLOSE_INTERNAL,
+    CLOSE_POLICY,
+    CLOSE_TOO_BIG,
+    MAX_MESSAGE_CHARS,
+    ProtocolError,
+    StreamOptions,
+    TextBuffer,
+    parse_chunk_schedule,
+    parse_options,
+)
+from tts.services.streaming import Alignment, LiveUtterance, ensure_engine
+from tts.services.synthesis import SynthesisError, SynthesisRequest, synthesis_prepare
+from tts.services.voices import voice_get
+
+logger = logging.getLogger(__name__)
+
+
+def _key_from_message(msg: dict[str, Any]) -> str | None:
+    for name in ("xi_api_key", "xi-api-key"):
+        value = msg.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    auth = msg.get("authorization")
+    if isinstance(auth, str) and auth.lower().startswith("bearer "):
+        return auth[7:].strip() or None
+    return None
+
+
+def _protocol_error(exc: SynthesisError) -> ProtocolError:
+    close = CLOSE_INTERNAL if exc.status >= 500 else CLOSE_TOO_BIG if exc.status == 413 else CLOSE_POLICY
+    return ProtocolError(exc.message, code=exc.code, field=exc.field, close_code=close)
+
+
+class StreamInputConsumer(AsyncWebsocketConsumer):
+    """Text in as it is written, audio out as it is synthesized."""
+
+    options: StreamOptions
+
+    async def connect(self) -> None:
+        self.voice_id: str = self.scope["url_route"]["kwargs"]["voice_id"]
+        self.tenant: Tenant | None = None
+        self.api_key: ApiKey | None = None
+        self.source = "websocket"
+        self.initialized = False
+        self.ended = False
+        self.closing = False
+        self.buffer: TextBuffer | None = None
+        self.voice_settings: dict[str, Any] = {}
+        self.utterance: LiveUtterance | None = None
+        self.pump: asyncio.Task[None] | None = None
+        self.watchdog: asyncio.Task[None] | None = None
+        self.last_activity = time.monotonic()
+        # Accept first, so that what is wrong can be said in a message before the close.
+        await self.accept()
+        try:
+            self.options = parse_options(self.scope.get("query_string", b""))
+            raw_key = self.options.api_key or self._key_from_headers()
+            if raw_key:
+                await self._authenticate_key(raw_key)
+        except ProtocolError as exc:
+            await self.fail(exc)
+            return
+        self.watchdog = asyncio.create_task(self._watch_inactivity())
+
+    async def disconnect(self, code: int) -> None:
+        self.closing = True
+        if self.utterance is not None:
+            self.utterance.cancel()  # no-op once the utterance has finished
+        for task in (self.pump, self.watchdog):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.closing:
+            return
+        self.last_activity = time.monotonic()
+        try:
+            await self._receive(text_data, bytes_data)
+        except ProtocolError as exc:
+            await self.fail(exc)
+        except SynthesisError as exc:
+            await self.fail(_protocol_error(exc))
+
+    # --- messages -----------------------------------------------------------
+
+    async def _receive(self, text_data: str | None, bytes_data: bytes | None) -> None:
+        if text_data is None:
+            raise ProtocolError(
+                "Binary frames are not accepted: send JSON text messages.",
+                code="invalid_message",
+                close_code=None if self.initialized else CLOSE_POLICY,
+            )
+        if len(text_data) > MAX_MESSAGE_CHARS:
+            raise ProtocolError(
+                f"Message of {len(text_data)} characters; the limit is {MAX_MESSAGE_CHARS}.",
+                code="message_too_large",
+                close_code=CLOSE_TOO_BIG,
+            )
+        fatal = None if self.initialized else CLOSE_POLICY
+        try:
+            msg = json.loads(text_data)
+        except ValueError:
+            raise ProtocolError("Message is not valid JSON.", code="invalid_json", close_code=fatal) from None
+        if not isinstance(msg, dict):
+            raise ProtocolError("Message must be a JSON object.", code="invalid_message", close_code=fatal)
+        if not self.initialized:
+            await self._initialize(msg)
+        else:
+            await self._text(msg)
+
+    async def _initialize(self, msg: dict[str, Any]) -> None:
+        text = msg.get("text")
+        if not isinstance(text, str):
+            raise ProtocolError(
+                'text: the first message initializes the stream and must carry "text": " ".',
+                code="invalid_message",
+                field="text",
+                close_code=CLOSE_POLICY,
+            )
+        if text.strip():
+            raise ProtocolError(
+                'text: text arrived before the stream was initialized; send {"text": " "} with the '
+                "settings first, then the text.",
+                code="init_required",
+                field="text",
+                close_code=CLOSE_POLICY,
+            )
+        self.voice_settings = self._voice_settings(msg.get("voice_settings"))
+        config = msg.get("generation_config")
+        if config is not None and not isinstance(config, dict):
+            raise ProtocolError(
+                "generation_config: must be an object.",
+                code="invalid_message",
+                field="generation_config",
+                close_code=CLOSE_POLICY,
+            )
+        schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
+        if self.tenant is None:
+            raw_key = _key_from_message(msg)
+            if raw_key:
+                await self._authenticate_key(raw_key)
+            else:
+                await self._authenticate_session()
+        assert self.tenant is not None
+        if await database_sync_to_async(voice_get)(self.tenant, self.voice_id) is None:
+            raise ProtocolError(
+                f"A voice with voice_id '{self.voice_id}' was not found.",
+                code="voice_not_found",
+                field="voice_id",
+                close_code=CLOSE_POLICY,
+            )
+        self.buffer = TextBuffer(schedule, auto_mode=self.options.auto_mode)
+        self.initialized = True
+
+    def _voice_settings(self, value: Any) -> dict[str, Any]:
+        if value is None:
+            return {}
+        serializer = VoiceSettingsSerializer(data=value)
+        if not isinstance(value, dict) or not serializer.is_valid():
+            errors = serializer.errors if isinstance(value, dict) else {"": ["must be an object"]}
+            name, problems = next(iter(errors.items()))
+            field = f"voice_settings.{name}" if name and name != "non_field_errors" else "voice_settings"
+            raise ProtocolError(
+                f"{field}: {problems[0]}", code="invalid_voice_settings", field=field, close_code=CLOSE_POLICY
+            )
+        return {k: v for k, v in serializer.validated_data.items() if v is not None}
+
+    async def _text(self, msg: dict[str, Any]) -> None:
+        assert self.buffer is not None
+        if self.ended:
+            raise ProtocolError("The stream has ended; no more text is accepted.", code="stream_ended")
+        text = msg.get("text")
+        if not isinstance(text, str):
+            raise ProtocolError("text: must be a string.", code="invalid_message", field="text")
+        flush = msg.get("flush", False)
+        if not isinstance(flush, bool):
+            raise ProtocolError("flush: must be true or false.", code="invalid_message", field="flush")
+        if text == "":
+            self.ended = True
+            await self._generate(self.buffer.flush())
+            await self._end()
+            return
+        pieces = self.buffer.add(text)
+        if flush:
+            pieces.append(self.buffer.flush())
+        for piece in pieces:
+            await self._generate(piece)
+
+    # --- synthesis ----------------------------------------------------------
+
+    async def _generate(self, text: str) -> None:
+        if not text.strip():
+            return
+        if self.utterance is None:
+            assert self.tenant is not None
+            req = SynthesisRequest(
+                tenant=self.tenant,
+                api_key=self.api_key,
+                voice_id=self.voice_id,
+                text=text,
+                output_format=self.options.output_format,
+                source=self.source,
+                model_id=self.options.model_id,
+                speed=float(self.voice_settings.get("speed") or 1.0),
+                language=self.options.language_code,
+                enable_logging=self.options.enable_logging,
+                normalization=self.options.apply_text_normalization,
+                settings=self.voice_settings,
+            )
+            prep = await database_sync_to_async(synthesis_prepare)(req)
+            await database_sync_to_async(ensure_engine)(prep)
+            self.utterance = LiveUtterance(prep)
+            self.pump = asyncio.create_task(self._pump(self.utterance))
+            return
+        await database_sync_to_async(self.utterance.add_text)(text)
+
+    async def _end(self) -> None:
+        if self.utterance is None:
+            # Nothing was ever spoken: no record, nothing spent.
+            await self._send_json({"isFinal": True})
+            await self._close(1000)
+            return
+        self.utterance.end()
+
+    async def _pump(self, utterance: LiveUtterance) -> None:
+        try:
+            async for data, alignment in utterance.stream:
+                self.last_activity = time.monotonic()
+                await self._send_audio(data, alignment)
+        except SynthesisError as exc:
+            await self.fail(_protocol_error(exc))
+            return
+        except Exception:
+            logger.exception("stream-input pump failed")
+            await self.fail(ProtocolError("Internal error.", code="internal_error", close_code=CLOSE_INTERNAL))
+            return
+        if self.closing or utterance.cancelled:
+            return
+        await self._send_json({"isFinal": True})
+        await self._close(1000)
+
+    async def _send_audio(self, data: bytes, alignment: Alignment | None) -> None:
+        aligned = alignment.as_json() if alignment is not None and self.options.alignment else None
+        if self.options.binary_audio:
+            await self.send(bytes_data=data)
+            await self._send_json(
+                {
+                    "audio": None,
+                    "audioBytes": len(data),
+                    "isFinal": None,
+                    "normalizedAlignment": aligned,
+                    "alignment": aligned,
+                }
+            )
+            return
+        await self._send_json(
+            {
+                "audio": base64.b64encode(data).decode("ascii"),
+                "isFinal": None,
+                "normalizedAlignment": aligned,
+                "alignment": aligned,
+            }
+        )
+
+    # --- authentication -----------------------------------------------------
+
+    def _key_from_headers(self) -> str | None:
+        headers = {k.decode("latin1").lower(): v.decode("latin1") for k, v in self.scope.get("headers") or []}
+        return raw_key_from_headers(headers)
+
+    async def _authenticate_key(self, raw_key: str) -> None:
+        try:
+            key = await database_sync_to_async(api_key_authenticate)(raw_key)
+        except InvalidApiKey as exc:
+            raise ProtocolError(str(exc), code=exc.code, close_code=CLOSE_POLICY) from None
+        if Scope.TTS not in (key.scopes or []):
+            raise ProtocolError(
+                f"This API key lacks the '{Scope.TTS.value}' scope.", code="missing_scope", close_code=CLOSE_POLICY
+            )
+        self.api_key, self.tenant, self.source = key, key.tenant, "websocket"
+
+    async def _authenticate_session(self) -> None:
+        tenant = await database_sync_to_async(self._session_tenant)()
+        if tenant is None:
+            raise ProtocolError(
+                "Missing API key: send it as 'xi-api-key' (header, query or first message).",
+                code="missing_api_key",
+                close_code=CLOSE_POLICY,
+            )
+        self.tenant, self.api_key, self.source = tenant, None, "playground"
+
+    def _session_tenant(self) -> Tenant | None:
+        user = self.scope.get("user")
+        session = self.scope.get("session")
+        if user is None or not user.is_authenticated or session is None or not self._same_origin():
+            return None
+        tenant_id = session.get("current_tenant_id")
+        if tenant_id is None:
+            return None
+        membership = (
+            Membership.objects.select_related("tenant__plan")
+            .filter(user=user, tenant_id=tenant_id, tenant__is_active=True)
+            .first()
+        )
+        return membership.tenant if membership is not None else None
+
+    def _same_origin(self) -> bool:
+        # Cookies ride along on cross-site WebSockets too: a session only counts
+        # when the page that opened the socket is one of ours.
+        headers = dict(self.scope.get("headers") or [])
+        origin = headers.get(b"origin", b"").decode("latin1")
+        if not origin:
+            return False
+        parsed = urlparse(origin)
+        host = headers.get(b"host", b"").decode("latin1")
+        return parsed.netloc == host or validate_host(parsed.hostname or "", settings.ALLOWED_HOSTS)
+
+    # --- plumbing -----------------------------------------------------------
+
+    async def _watch_inactivity(self) -> None:
+        timeout = self.options.inactivity_timeout
+        while not self.closing:
+            remaining = self.last_activity + timeout - time.monotonic()
+            if remaining <= 0:
+                await self.fail(
+                    ProtocolError(
+                        f"No text received for {timeout} seconds (inactivity_timeout); closing the connection.",
+                        code="input_timeout_exceeded",
+                        close_code=CLOSE_POLICY,
+                    )
+                )
+                return
+            await asyncio.sleep(remaining)
+
+    async def fail(self, exc: ProtocolError) -> None:
+        """Tell the client what went wrong; close if the connection cannot go on."""
+        await self._send_json(exc.as_message())
+        if exc.close_code is not None:
+            if self.utterance is not None:
+                self.utterance.cancel()
+            await self._close(exc.close_code)
+
+    async def _send_json(self, payload: dict[str, Any]) -> None:
+        if not self.closing:
+            await self.send(text_data=json.dumps(payload, separators=(",", ":")))
+
+    async def _close(self, code: int) -> None:
+        if not self.closing:
+            self.closing = True
+            await self.close(code=code)
