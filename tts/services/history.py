@@ -82,6 +82,13 @@ def record_finish(
         "characters",
         "completed_at",
     ]
+    timeline = getattr(prep, "timeline", None)
+    keep = prep.request.timestamps and prep.request.enable_logging
+    if status == SynthesisRecord.Status.SUCCESS and timeline is not None and keep:
+        # Kept for requests that asked for timestamps (about 30 bytes a character), and only
+        # when the text may be logged: the alignment holds the text.
+        record.alignment = timeline.as_json()
+        fields.append("alignment")
     try:
         if sink is not None and sink.store and sink.size and prep.encoder is not None:
             # Streams start with "unknown length" headers; the stored file gets exact ones.

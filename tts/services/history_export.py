@@ -115,25 +115,34 @@ def playable_audio(record: SynthesisRecord) -> tuple[bytes, OutputFormat] | None
     return encode_all(samples, in_rate, target), target
 
 
-def _timestamp(seconds: float) -> str:
+def _timestamp(seconds: float, separator: str = ".") -> str:
     ms = max(0, round(seconds * 1000))
     hours, ms = divmod(ms, 3_600_000)
     minutes, ms = divmod(ms, 60_000)
     secs, ms = divmod(ms, 1000)
-    return f"{hours:02d}:{minutes:02d}:{secs:02d}.{ms:03d}"
+    return f"{hours:02d}:{minutes:02d}:{secs:02d}{separator}{ms:03d}"
 
 
-def captions_vtt(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> str | None:
-    """WebVTT cues of up to ``max_chars`` characters, broken at spaces; None without timestamps."""
+def caption_track(alignment: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The character track captions are made from: a record stores ``{"alignment": ...,
+    "normalized_alignment": ...}``; the original text's track is what viewers read."""
     if not alignment:
         return None
-    chars = alignment.get("characters") or []
-    starts = alignment.get("character_start_times_seconds") or []
-    ends = alignment.get("character_end_times_seconds") or []
+    if "characters" not in alignment:
+        return alignment.get("alignment") or alignment.get("normalized_alignment")
+    return alignment
+
+
+def caption_cues(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> list[tuple[float, float, str]]:
+    """(start, end, text) cues of up to ``max_chars`` characters, broken at spaces."""
+    track = caption_track(alignment)
+    if not track:
+        return []
+    chars = track.get("characters") or []
+    starts = track.get("character_start_times_seconds") or []
+    ends = track.get("character_end_times_seconds") or []
     n = min(len(chars), len(starts), len(ends))
-    if n == 0:
-        return None
-    cues: list[str] = []
+    cues: list[tuple[float, float, str]] = []
     text, begin, last_end = "", None, 0.0
     for i in range(n):
         char = str(chars[i])
@@ -143,8 +152,30 @@ def captions_vtt(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> st
             begin = float(starts[i])
         text += char
         last_end = float(ends[i])
-        if (char == " " and len(text) >= max_chars) or i == n - 1:
-            if text.strip():
-                cues.append(f"{_timestamp(begin)} --> {_timestamp(last_end)}\n{text.strip()}")
+        if (char.isspace() and len(text) >= max_chars) or i == n - 1:
+            # A line break inside a cue's text would end the cue early in both formats.
+            line = " ".join(text.split())
+            if line:
+                cues.append((begin, max(begin, last_end), line))
             text, begin = "", None
-    return "WEBVTT\n\n" + "\n\n".join(cues) + "\n"
+    return cues
+
+
+def captions_vtt(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> str | None:
+    """WebVTT cues of up to ``max_chars`` characters, broken at spaces; None without timestamps."""
+    cues = caption_cues(alignment, max_chars=max_chars)
+    if not cues:
+        return None
+    body = [f"{_timestamp(a)} --> {_timestamp(b)}\n{line.replace('-->', '->')}" for a, b, line in cues]
+    return "WEBVTT\n\n" + "\n\n".join(body) + "\n"
+
+
+def captions_srt(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> str | None:
+    """SubRip (SRT) cues, numbered from 1; None without timestamps."""
+    cues = caption_cues(alignment, max_chars=max_chars)
+    if not cues:
+        return None
+    body = [
+        f"{i}\n{_timestamp(a, ',')} --> {_timestamp(b, ',')}\n{line}" for i, (a, b, line) in enumerate(cues, start=1)
+    ]
+    return "\n\n".join(body) + "\n"

@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from tts.models import ModelVersion, Voice
+
+from .alignment_model import AlignmentPatchError, has_alignment_output, patched_model_copy
+
+logger = logging.getLogger(__name__)
 
 
 class VoiceImportError(Exception):
@@ -128,6 +134,8 @@ def import_piper_voice(
     if not re.fullmatch(r"[-a-zA-Z0-9_]+", model_id):
         raise VoiceImportError(f"model id {model_id!r} may only hold letters, digits, '-' and '_'")
     existing = ModelVersion.objects.filter(model_id=model_id, sha256=files.sha256, engine=engine).first()
+    # Slow file work before the transaction: a new version gets its alignment-capable copy.
+    served_path, options = (Path(existing.model_path), existing.options) if existing else _alignment_copy(files)
     with transaction.atomic():
         created = existing is None
         if existing is None:
@@ -139,9 +147,10 @@ def import_piper_voice(
                 display_name=model_id,
                 description=f"Piper voice imported from {files.model_path.name}",
                 engine=engine,
-                model_path=str(files.model_path),
+                model_path=str(served_path),
                 config_path=str(files.config_path),
                 sha256=files.sha256,
+                options=options,
                 sample_rate=files.sample_rate,
                 num_speakers=files.num_speakers,
                 languages=[files.language],
@@ -153,6 +162,22 @@ def import_piper_voice(
             activate_model_version(version)
         voices = _ensure_voices(version, files, voice_id)
     return ImportResult(model_version=version, voices=voices, created=created)
+
+
+def _alignment_copy(files: PiperVoiceFiles) -> tuple[Path, dict]:
+    """The model file to serve (a copy with phoneme durations for timestamps) and its options.
+
+    ``sha256`` stays the source file's: it names the voice the operator gave,
+    and the copy's audio is identical (only an output is added).
+    """
+    if has_alignment_output(files.model_path):
+        return files.model_path, {"alignment": True}
+    try:
+        copy = patched_model_copy(files.model_path, Path(settings.VAR_DIR) / "models", files.sha256)
+    except AlignmentPatchError as exc:
+        logger.warning("%s; timestamps of this voice will be estimated", exc)
+        return files.model_path, {"alignment": False}
+    return copy, {"alignment": True, "source_model_path": str(files.model_path)}
 
 
 def _ensure_voices(version: ModelVersion, files: PiperVoiceFiles, voice_id: str | None) -> list[Voice]:

