@@ -7,7 +7,6 @@ and ``REDIS_URL`` scale it out. See docs/operations.md for every variable.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import dj_database_url
@@ -228,7 +227,9 @@ SPECTACULAR_SETTINGS = {
 # Secret used to hash API keys (HMAC-SHA256); rotating it invalidates all keys.
 API_KEY_HASH_SECRET = env_str("API_KEY_HASH_SECRET", SECRET_KEY)
 
-TTS_ENGINE_THREADS = env_int("TTS_ENGINE_THREADS", min(4, os.cpu_count() or 1), minimum=1, maximum=64)
+# Intra-op threads per synthesis. 1 measured best on small machines (streaming
+# and job benchmarks): concurrent requests then run in parallel, one per core.
+TTS_ENGINE_THREADS = env_int("TTS_ENGINE_THREADS", 1, minimum=1, maximum=64)
 TTS_MAX_CHARS_PER_REQUEST = env_int("TTS_MAX_CHARS_PER_REQUEST", 5000, minimum=1)
 TTS_SEGMENT_MAX_CHARS = env_int("TTS_SEGMENT_MAX_CHARS", 400, minimum=20)
 TTS_DEFAULT_VOICE_ID = env_str("TTS_DEFAULT_VOICE_ID", "joe")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Sequence
 
@@ -44,9 +45,12 @@ class PiperOnnxEngine:
             raise EngineError(f"cannot load ONNX model {spec.model_path}: {exc}") from exc
         self._input_names = {i.name for i in self.session.get_inputs()}
         self._has_alignment = len(self.session.get_outputs()) > 1
-        # A session is thread-safe, but running one at a time keeps the thread
-        # budget bounded; concurrency comes from more engines or the torch batcher.
-        self._lock = threading.Lock()
+        # ONNX Runtime sessions are thread-safe: run as many at once as the
+        # cores allow at this thread count (2 cores, 1 thread: 2 concurrent
+        # syntheses), so concurrent streams share the CPU instead of queueing
+        # behind one lock, without oversubscribing it.
+        self.concurrency = max(1, (os.cpu_count() or 1) // max(1, threads))
+        self._slots = threading.BoundedSemaphore(self.concurrency)
 
     def phonemize(self, text: str) -> list[list[str]]:
         return self.frontend.phonemize(text)
@@ -77,7 +81,7 @@ class PiperOnnxEngine:
                 raise EngineError(f"speaker {sid} out of range 0..{self.num_speakers - 1}")
             feed["sid"] = np.asarray([sid], dtype=np.int64)
         try:
-            with self._lock:
+            with self._slots:
                 result = self.session.run(None, feed)
         except Exception as exc:
             raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
