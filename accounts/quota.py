@@ -46,6 +46,7 @@ class Reservation:
     period_start: dt.date
     characters: int
     settled: bool = False
+    counted_request: bool = True
 
 
 def _ensure_usage_row(tenant: Tenant, period: dt.date) -> None:
@@ -58,18 +59,24 @@ def _ensure_usage_row(tenant: Tenant, period: dt.date) -> None:
         pass  # another request created it first
 
 
-def reserve_characters(*, tenant: Tenant, characters: int, now: dt.datetime | None = None) -> Reservation:
-    """Spend ``characters`` of this period's quota now, or raise ``QuotaExceeded``."""
+def reserve_characters(
+    *, tenant: Tenant, characters: int, now: dt.datetime | None = None, count_request: bool = True
+) -> Reservation:
+    """Spend ``characters`` of this period's quota now, or raise ``QuotaExceeded``.
+
+    ``count_request=False`` adds characters to a request already counted (the
+    later text pieces of one WebSocket utterance).
+    """
     period = period_start(now)
     limit = tenant.plan.monthly_character_limit
     _ensure_usage_row(tenant, period)
     updated = Usage.objects.filter(tenant=tenant, period_start=period, characters__lte=limit - characters).update(
-        characters=F("characters") + characters, requests=F("requests") + 1
+        characters=F("characters") + characters, requests=F("requests") + (1 if count_request else 0)
     )
     if not updated:
         used = Usage.objects.filter(tenant=tenant, period_start=period).values_list("characters", flat=True).first()
         raise QuotaExceeded(requested=characters, used=used or 0, limit=limit)
-    return Reservation(tenant_id=tenant.pk, period_start=period, characters=characters)
+    return Reservation(tenant_id=tenant.pk, period_start=period, characters=characters, counted_request=count_request)
 
 
 def refund_characters(reservation: Reservation, characters: int | None = None) -> None:
@@ -80,7 +87,7 @@ def refund_characters(reservation: Reservation, characters: int | None = None) -
     whole = amount == reservation.characters
     Usage.objects.filter(tenant_id=reservation.tenant_id, period_start=reservation.period_start).update(
         characters=Greatest(F("characters") - amount, 0),
-        requests=Greatest(F("requests") - (1 if whole else 0), 0),
+        requests=Greatest(F("requests") - (1 if whole and reservation.counted_request else 0), 0),
     )
     reservation.characters -= amount
     if whole:

@@ -58,6 +58,7 @@ def is_asgi(request: HttpRequest | Request) -> bool:
 def _set_headers(response: StreamingHttpResponse, prep: PreparedSynthesis) -> None:
     response["history-item-id"] = str(prep.record.pk)
     response["x-character-count"] = str(prep.characters)
+    response["x-cache"] = "hit" if prep.record.cache_hit else "miss"
     if prep.request.request_id:
         response["request-id"] = prep.request.request_id
     # Proxies (nginx) buffer responses by default, which would hold back the first audio.

@@ -33,10 +33,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import F
-from django.db.models.functions import Greatest
 
-from accounts.models import Usage
 from accounts.quota import QuotaExceeded, Reservation, refund_characters, reserve_characters
 from tts.inference.engine import EngineError
 from tts.models import SynthesisRecord
@@ -299,7 +296,8 @@ class LiveUtterance:
         if not segments:
             return None
         try:
-            reservation = reserve_characters(tenant=req.tenant, characters=len(text))
+            # The utterance already counted as one request when it opened.
+            reservation = reserve_characters(tenant=req.tenant, characters=len(text), count_request=False)
         except QuotaExceeded as exc:
             raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=60) from exc
         return _Piece(text=text, segments=segments, reservation=reservation)
@@ -347,10 +345,6 @@ class LiveUtterance:
         prep.segments.extend(piece.segments)
         prep.characters += piece.reservation.characters
         prep.reservation.characters += piece.reservation.characters
-        # The piece counted as a request when it was reserved; the utterance is one.
-        Usage.objects.filter(tenant_id=piece.reservation.tenant_id, period_start=piece.reservation.period_start).update(
-            requests=Greatest(F("requests") - 1, 0)
-        )
         if prep.request.enable_logging:
             self._spoken_text += piece.text
             prep.record.text = self._spoken_text
