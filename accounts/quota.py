@@ -69,10 +69,13 @@ def reserve_characters(
     """
     period = period_start(now)
     limit = tenant.plan.monthly_character_limit
-    _ensure_usage_row(tenant, period)
-    updated = Usage.objects.filter(tenant=tenant, period_start=period, characters__lte=limit - characters).update(
-        characters=F("characters") + characters, requests=F("requests") + (1 if count_request else 0)
-    )
+    spend = Usage.objects.filter(tenant=tenant, period_start=period, characters__lte=limit - characters)
+    changes = {"characters": F("characters") + characters, "requests": F("requests") + (1 if count_request else 0)}
+    updated = spend.update(**changes)
+    if not updated:
+        # The period's first request: create its row, then try once more.
+        _ensure_usage_row(tenant, period)
+        updated = spend.update(**changes)
     if not updated:
         used = Usage.objects.filter(tenant=tenant, period_start=period).values_list("characters", flat=True).first()
         raise QuotaExceeded(requested=characters, used=used or 0, limit=limit)
