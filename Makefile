@@ -53,6 +53,8 @@ beat: $(VENV)/.installed
 test: $(VENV)/.installed-dev
 	bash tests/browser/install_chromium.sh $(BIN)/pip
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	# The same API suite with the joe voice served by the PyTorch engine.
+	TTS_TEST_ENGINE=vits-torch $(BIN)/python -m pytest -q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 import pytest
@@ -21,8 +22,17 @@ def joe_sha256() -> str:
     return file_sha256(model_path())
 
 
-def make_joe(engine: str = "piper-onnx", *, aligned: tuple[str, str] | None = None) -> tuple[ModelVersion, Voice]:
-    """The joe voice; ``aligned`` = (path, sha256) of a copy with phoneme durations (``aligned_joe``)."""
+def joe_engine() -> str:
+    return os.environ.get("TTS_TEST_ENGINE", "piper-onnx")
+
+
+def make_joe(engine: str | None = None, *, aligned: tuple[str, str] | None = None) -> tuple[ModelVersion, Voice]:
+    """The joe voice; ``aligned`` = (path, sha256) of a copy with phoneme durations (``aligned_joe``).
+
+    The engine defaults to ``TTS_TEST_ENGINE`` (``piper-onnx``): ``make test``
+    runs the API suite a second time with ``vits-torch``.
+    """
+    engine = engine or joe_engine()
     version = ModelVersion.objects.create(
         model_id="en_US-joe-medium",
         version="1",
@@ -103,6 +113,7 @@ __all__ = [
     "TenantCtx",
     "aligned_joe",
     "joe",
+    "joe_engine",
     "joe_sha256",
     "joe_timed",
     "make_joe",

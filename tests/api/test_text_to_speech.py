@@ -8,7 +8,7 @@ import pytest
 
 from accounts.models import Usage
 from tests.audio_checks import assert_speech, decode_audio
-from tests.fixtures import TenantCtx
+from tests.fixtures import TenantCtx, joe_engine
 from tts.models import SynthesisRecord, Voice
 
 TEXT = "The harbour was quiet that morning. Fishing boats rocked against the old stone wall."
@@ -162,6 +162,10 @@ def test_it_refunds_when_the_engine_fails(tenant_a: TenantCtx, joe: Voice, monke
         raise EngineError("boom", retryable=True)
 
     monkeypatch.setattr(PiperOnnxEngine, "synthesize_ids", broken)
+    if joe_engine() == "vits-torch":
+        from tts.inference.vits_torch import VitsTorchEngine
+
+        monkeypatch.setattr(VitsTorchEngine, "synthesize_ids", broken)
     response = tenant_a.client().post(URL, {"text": "This will fail."}, format="json")
     assert response.status_code == 503
     assert response["Retry-After"]

@@ -2,7 +2,7 @@
 
 The registry loads a model version on first use (or at start-up when it is
 preloaded), warms it with a short synthesis, and unloads versions nobody used
-for a while. It is keyed by the version's id *and* artifact hash, so a version
+for a while. It is keyed by the version's id, artifact hash and engine, so a version
 whose files changed is loaded afresh. Engines are found by name through a dict
 of dotted paths (``TTS_ENGINES``), imported on first use: torch is only
 imported when a ``vits-torch`` version is loaded.
@@ -22,6 +22,15 @@ from .engine import Engine, EngineError, ModelSpec, SynthesisParams
 logger = logging.getLogger(__name__)
 
 WARMUP_TEXT = "Hello."
+
+
+# A version's id, artifact hash and engine: a changed file or a switch of
+# engine (an admin edit) loads afresh.
+_Key = tuple[int, str, str]
+
+
+def _key(spec: ModelSpec) -> _Key:
+    return (spec.id, spec.sha256, spec.engine)
 
 
 @dataclass
@@ -47,13 +56,13 @@ class EngineRegistry:
     def __init__(self, engine_paths: Mapping[str, str], *, threads: int = 1) -> None:
         self._paths = dict(engine_paths)
         self._threads = threads
-        self._loaded: dict[tuple[int, str], _Loaded] = {}
+        self._loaded: dict[_Key, _Loaded] = {}
         self._lock = threading.Lock()
-        self._load_locks: dict[tuple[int, str], threading.Lock] = {}
+        self._load_locks: dict[_Key, threading.Lock] = {}
 
     def get(self, spec: ModelSpec) -> Engine:
         """The engine for ``spec``, loading it (once, even under concurrent callers) if needed."""
-        key = (spec.id, spec.sha256)
+        key = _key(spec)
         entry = self._loaded.get(key)
         if entry is None:
             with self._lock:
@@ -77,14 +86,14 @@ class EngineRegistry:
             # A newer artifact of the same version replaces the old one.
             for old_key in [k for k in self._loaded if k[0] == spec.id]:
                 self._retire(old_key)
-            self._loaded[(spec.id, spec.sha256)] = entry
+            self._loaded[_key(spec)] = entry
         logger.info("loaded model version %s (%s) in %.2fs", spec.id, spec.engine, now - started)
         return entry
 
     def warm(self, spec: ModelSpec) -> None:
         """Load ``spec`` and run one short synthesis so the first request is not slow."""
         engine = self.get(spec)
-        entry = self._loaded[(spec.id, spec.sha256)]
+        entry = self._loaded[_key(spec)]
         if entry.warmed:
             return
         ids = [i for sentence in engine.phonemize(WARMUP_TEXT) for i in engine.phonemes_to_ids(sentence)]
@@ -92,7 +101,7 @@ class EngineRegistry:
         entry.warmed = True
 
     def is_warm(self, spec: ModelSpec) -> bool:
-        entry = self._loaded.get((spec.id, spec.sha256))
+        entry = self._loaded.get(_key(spec))
         return bool(entry and entry.warmed)
 
     def loaded_specs(self) -> list[ModelSpec]:
@@ -114,7 +123,7 @@ class EngineRegistry:
                     removed.append(key[0])
         return removed
 
-    def _retire(self, key: tuple[int, str]) -> None:
+    def _retire(self, key: _Key) -> None:
         entry = self._loaded.pop(key, None)
         if entry is None:
             return

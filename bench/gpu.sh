@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# GPU benchmark of the torch engine, in one go (a few minutes on one CUDA GPU).
+#
+# Needs: a CUDA machine, this repository with its virtualenv, and a CUDA build
+# of torch in it (not the CPU pin the Makefile installs), e.g.
+#   .venv/bin/pip install torch --index-url https://download.pytorch.org/whl/cu128
+# Run from anywhere: bench/gpu.sh [extra args for bench_engines_gpu.py]
+# Prints markdown and keeps a copy in bench/results/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-.venv/bin/python}
+
+"$PY" - <<'PY'
+import sys
+import torch
+if not torch.cuda.is_available():
+    sys.exit(f"torch {torch.__version__} sees no CUDA device: install a CUDA build of torch")
+print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}", file=sys.stderr)
+PY
+
+mkdir -p bench/results
+out="bench/results/engines-gpu-$(date +%Y%m%d-%H%M%S).md"
+# The tests that need CUDA first (they skip without it), then the measurements.
+"$PY" -m pytest -q -p no:cacheprovider tests/inference/test_vits_torch_cuda.py
+timeout 240 "$PY" bench/bench_engines_gpu.py "$@" | tee "$out"
+echo "written: $out" >&2
