@@ -63,8 +63,13 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy accounts tts ttsplatform
 
+# Benchmarks (not tests): each prints a markdown table; results go to docs/benchmarks.md.
 bench: $(VENV)/.installed-dev
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/bench_engines_cpu.py
+	$(BIN)/python bench/bench_streaming.py --rounds 3
+	$(BIN)/python bench/bench_cache.py --seconds 10 --concurrency 1 8
+	$(BIN)/python bench/bench_startup.py --runs 5
+	$(BIN)/python bench/bench_jobs.py --configs 1x2 1x1 2x1 --jobs 4 --chars 2500
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -14,7 +14,7 @@ per second, p50 and p99 latency. Usage::
 
     .venv/bin/python bench/bench_cache.py                      # SQLite, no Redis
     DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/bench_cache.py
-    .venv/bin/python bench/bench_cache.py --seconds 20 --concurrency 1 8 --markdown docs/benchmarks-cache.md
+    .venv/bin/python bench/bench_cache.py --seconds 20 --concurrency 1 8 --markdown /tmp/bench-cache.md
 
 Needs ``flask`` for Piper's server (``pip install flask``). Postgres: the
 database named in ``DATABASE_URL`` is created if missing and reused.

@@ -8,7 +8,7 @@ default to cores / workers, so every configuration uses the whole machine.
 Usage::
 
     .venv/bin/python bench/bench_jobs.py
-    .venv/bin/python bench/bench_jobs.py --workers 1 2 --jobs 4 --chars 2500 --markdown docs/benchmarks-jobs.md
+    .venv/bin/python bench/bench_jobs.py --workers 1 2 --jobs 4 --chars 2500 --markdown docs/benchmarks.md
     .venv/bin/python bench/bench_jobs.py --configs 1x2 1x1 2x1     # workers x ONNX threads each
     DATABASE_URL=postgres://... REDIS_URL=redis://.../6 .venv/bin/python bench/bench_jobs.py
 

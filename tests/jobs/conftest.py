@@ -108,7 +108,7 @@ def celery_worker_factory(django_db_setup: None) -> Iterator[Callable[..., Worke
         env["PYTHONUNBUFFERED"] = "1"
         env["LOG_LEVEL"] = "INFO"
         # One ONNX thread, as `make worker`: on a busy 2-core machine a second thread
-        # made the 20,000-character job take 170 s instead of 79 s (docs/benchmarks-jobs.md).
+        # made the 20,000-character job take 170 s instead of 79 s (docs/benchmarks.md).
         env["TTS_ENGINE_THREADS"] = "1"
         env.update(extra_env or {})
         name = f"jobs-test-{len(started)}-{os.getpid()}"
