@@ -36,7 +36,7 @@ from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engines import get_registry, spec_for
 from .history import AudioSink, record_finish
-from .timestamps import AlignmentTimeline, synthesize_segment_timed
+from .timestamps import AlignmentTimeline, SegmentTiming, iter_segment_timed, synthesize_segment_timed
 from .voices import active_model_version, voice_get
 
 logger = logging.getLogger(__name__)
@@ -323,21 +323,40 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
     # Everything sent, for the cache; live streams are not cached (their text was not known up front).
     sent: list[bytes] | None = [] if prep.cache_key and req.enable_logging and prep.segment_source is None else None
     try:
+        # Engines that decode a sentence in windows stream inside it (HTTP only:
+        # WebSocket messages carry one segment's audio with its alignment).
+        windowed = not live and hasattr(engine, "iter_synthesize_ids")
         for segment in prep.segments if prep.segment_source is None else prep.segment_source:
-            pcm, timing = synthesize_segment_timed(
-                engine, segment, _params_for(prep, engine, segment), silence_ms=settings.TTS_SENTENCE_SILENCE_MS
-            )
-            timeline.add(segment, timing, offset=prep.audio_seconds)
-            prep.done_segments += 1
-            prep.audio_seconds += len(pcm) / engine.sample_rate
-            data = encoder.feed(pcm)
-            if data:
-                if prep.first_byte_at is None:
-                    prep.first_byte_at = time.monotonic()
-                sink.write(data)
-                if sent is not None:
-                    sent.append(data)
-                yield data
+            segment_start = prep.audio_seconds
+            params = _params_for(prep, engine, segment)
+            silence = settings.TTS_SENTENCE_SILENCE_MS
+            pieces: Iterator[np.ndarray]
+            if windowed:
+                timing = SegmentTiming()
+                pieces = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
+            else:
+                pcm, timing = synthesize_segment_timed(engine, segment, params, silence_ms=silence)
+                pieces = iter([pcm])
+                # Known before the audio goes out: a live stream sends it with the chunk.
+                timeline.add(segment, timing, offset=segment_start)
+            counted = False
+            for pcm in pieces:
+                prep.audio_seconds += len(pcm) / engine.sample_rate
+                data = encoder.feed(pcm)
+                if data:
+                    if not counted:  # a segment is spent once any of its audio goes out
+                        prep.done_segments += 1
+                        counted = True
+                    if prep.first_byte_at is None:
+                        prep.first_byte_at = time.monotonic()
+                    sink.write(data)
+                    if sent is not None:
+                        sent.append(data)
+                    yield data
+            if windowed:
+                timeline.add(segment, timing, offset=segment_start)
+            if not counted:
+                prep.done_segments += 1
         tail = encoder.finish()
         timeline.finish(prep.audio_seconds)
         if tail:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,37 +138,55 @@ def synthesize_segment_timed(
     segment's own ``pause_after_ms``. Without phoneme durations from the engine
     the timing has no words and the caller spreads the segment evenly.
     """
+    timing = SegmentTiming()
+    pieces = list(iter_segment_timed(engine, segment, params, silence_ms=silence_ms, timing=timing))
+    return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)), timing
+
+
+def iter_segment_timed(
+    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int, timing: SegmentTiming
+) -> Iterator[np.ndarray]:
+    """The same audio as ``synthesize_segment_timed``, in pieces as they are ready.
+
+    Engines that decode a sentence in windows (``iter_synthesize_ids``, the
+    PyTorch engine) give the first audio of a long sentence before the whole
+    sentence is decoded; others give one piece per sentence. ``timing`` is
+    filled in once the segment is complete.
+    """
     kinds = _id_kinds(engine)
     rate = float(engine.sample_rate)
-    pieces: list[np.ndarray] = []
-    timing = SegmentTiming()
     offset = 0
     known = kinds is not None
+    windowed = getattr(engine, "iter_synthesize_ids", None)
     for phonemes in engine.phonemize(segment.text):
         if not phonemes:
             continue
         ids = engine.phonemes_to_ids(phonemes)
-        out = engine.synthesize_ids(ids, params)
-        pieces.append(out.audio)
-        samples = out.phoneme_samples
+        outputs = windowed(ids, params) if windowed is not None else iter([engine.synthesize_ids(ids, params)])
+        samples = None
+        length = 0
+        for index, out in enumerate(outputs):
+            if index == 0:
+                samples = out.phoneme_samples  # the first piece carries the whole sentence's durations
+            length += len(out.audio)
+            if len(out.audio):
+                yield out.audio
         if known and kinds is not None and samples is not None and len(samples) == len(ids):
             # The alignment can be off by a frame from the audio; trust the audio's length.
-            scale = len(out.audio) / max(1, int(np.sum(samples)))
+            scale = length / max(1, int(np.sum(samples)))
             words, letters = spoken_words(ids, samples, kinds)
             timing.words.extend(((offset + a * scale) / rate, (offset + b * scale) / rate) for a, b in words)
             timing.letters.extend(((offset + a * scale) / rate, (offset + b * scale) / rate) for a, b in letters)
         else:
             known = False
-        offset += len(out.audio)
+        offset += length
     if not known:
         timing.words.clear()
         timing.letters.clear()
     pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
     if pause:
-        pieces.append(np.zeros(pause, dtype=np.float32))
-    pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
-    timing.duration = len(pcm) / rate
-    return pcm, timing
+        yield np.zeros(pause, dtype=np.float32)
+    timing.duration = (offset + pause) / rate
 
 
 # --- characters ------------------------------------------------------------------
