@@ -7,7 +7,9 @@ TORCH_CPU := torch==2.13.0
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-export DEBUG ?= true
+# Local commands run in development mode unless told otherwise; the tests set
+# their own environment (tests/settings.py), as production does.
+run worker beat: export DEBUG ?= true
 
 .PHONY: run test lint typecheck bench install install-dev worker beat clean
 

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _make_run(var_dir: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY")}
-    env.update(VAR_DIR=str(var_dir), PORT=str(port), PYTHONUNBUFFERED="1", DEBUG="true")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG",
+                                                             "DJANGO_SETTINGS_MODULE", "ALLOWED_HOSTS")}
+    env.update(VAR_DIR=str(var_dir), PORT=str(port), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(["make", "--no-print-directory", "run", f"PORT={port}"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     lines: list[str] = []
