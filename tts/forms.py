@@ -1,4 +1,4 @@
-"""Dashboard forms for the tts app: the history filter and the playground's choices."""
+"""Dashboard forms for the tts app: the history filter, the playground's choices, a job to submit."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from django import forms
+from django.core import validators
 
 from tts.models import SynthesisRecord, Voice
 
@@ -48,3 +49,32 @@ class HistoryFilterForm(forms.Form):
         after = dt.datetime.combine(start, dt.time.min, tzinfo=dt.UTC) if start else None
         before = dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC) if end else None
         return after, before
+
+
+class JobSubmitForm(forms.Form):
+    """A long-form job from the dashboard: one text, a voice, an output format."""
+
+    voice = forms.ChoiceField(label="Voice")
+    text = forms.CharField(
+        label="Text", widget=forms.Textarea(attrs={"rows": 6, "aria-describedby": "job-text-help"}), strip=False
+    )
+    output_format = forms.ChoiceField(label="Format")
+
+    def __init__(self, *args: Any, voices: list[Voice], formats: dict[str, str], max_chars: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        voice_field = self.fields["voice"]
+        format_field = self.fields["output_format"]
+        assert isinstance(voice_field, forms.ChoiceField) and isinstance(format_field, forms.ChoiceField)
+        voice_field.choices = [(v.voice_id, f"{v.name} ({v.language})") for v in voices]
+        format_field.choices = list(formats.items())
+        text_field = self.fields["text"]
+        assert isinstance(text_field, forms.CharField)
+        text_field.max_length = max_chars
+        text_field.widget.attrs["maxlength"] = str(max_chars)
+        text_field.validators.append(validators.MaxLengthValidator(max_chars))
+
+    def clean_text(self) -> str:
+        text: str = self.cleaned_data["text"]
+        if not text.strip():
+            raise forms.ValidationError("Enter some text to speak.")
+        return text

@@ -1,4 +1,4 @@
-"""Dashboard routes for speech: playground, history, voices."""
+"""Dashboard routes for speech: playground, history, jobs, voices."""
 
 from __future__ import annotations
 
@@ -13,6 +13,10 @@ urlpatterns = [
     path("history/<str:item_id>/download/", views.history_download, name="history-download"),
     path("history/<str:item_id>/captions.vtt", views.history_captions, name="history-captions"),
     path("history/<str:item_id>/delete/", views.history_delete, name="history-delete"),
+    path("jobs/", views.jobs, name="jobs"),
+    path("jobs/new/", views.job_new, name="job-new"),
+    path("jobs/<str:job_id>/audio/", views.job_audio, name="job-audio"),
+    path("jobs/<str:job_id>/cancel/", views.job_cancel_view, name="job-cancel"),
     path("voices/", views.voices, name="voices"),
     path("voices/<str:voice_id>/preview.mp3", views.voice_preview_audio, name="voice-preview"),
 ]

@@ -1,4 +1,5 @@
-"""Dashboard pages for speech: the streaming playground, the history and the voice catalog.
+"""Dashboard pages for speech: the streaming playground, the history, long-form jobs
+and the voice catalog.
 
 Everything is scoped to the session's current tenant (``accounts.tenancy``);
 an id that belongs to another tenant answers 404, like one that does not exist.
@@ -13,6 +14,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models.functions import Substr
 from django.http import FileResponse, Http404, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -20,16 +22,20 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
-from tts.forms import HistoryFilterForm
-from tts.models import SynthesisRecord
+from tts.audio.formats import parse_elevenlabs_format
+from tts.forms import HistoryFilterForm, JobSubmitForm
+from tts.models import Job, SynthesisRecord
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import DOWNLOAD_FORMATS, ExportError, captions_vtt, export_audio, playable_audio
+from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
+from tts.services.synthesis import SynthesisError
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voices_for_tenant
 
 logger = logging.getLogger(__name__)
 
 HISTORY_PAGE_SIZE = 25
+JOBS_PAGE_SIZE = 25
 # The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
 PLAYGROUND_FORMAT = "pcm_22050"
 PLAYGROUND_SAMPLE_RATE = 22050
@@ -208,3 +214,133 @@ def voice_preview_audio(request: TenantRequest, voice_id: str) -> HttpResponse:
     response = HttpResponse(data, content_type=fmt.content_type)
     patch_cache_control(response, private=True, max_age=86400)
     return response
+
+
+# --- long-form jobs ------------------------------------------------------------
+
+# Columns the jobs list shows; the plan and the (possibly huge) text stay in the database.
+_JOB_LIST_FIELDS = (
+    "id",
+    "kind",
+    "status",
+    "voice_id",
+    "voice_name",
+    "output_format",
+    "text_logged",
+    "item_count",
+    "characters",
+    "total_chunks",
+    "done_chunks",
+    "audio_seconds",
+    "cancel_requested",
+    "error_code",
+    "error_message",
+    "audio",
+    "created_at",
+    "finished_at",
+)
+JOB_PREVIEW_CHARS = 160
+
+
+def _job_or_404(request: TenantRequest, job_id: str) -> Job:
+    job = job_get(request.tenant, job_id)
+    if job is None:
+        raise Http404("No such job.")
+    return job
+
+
+def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200) -> HttpResponse:
+    qs = (
+        jobs_for_tenant(request.tenant)
+        .only(*_JOB_LIST_FIELDS)
+        .annotate(text_preview=Substr("text", 1, JOB_PREVIEW_CHARS + 1))
+    )
+    cursor_id = request.GET.get("before")
+    if cursor_id:
+        # Keyset pagination, as in history: no OFFSET, no COUNT(*).
+        cursor = job_get(request.tenant, cursor_id)
+        if cursor is None:
+            raise Http404("No such job to page from.")
+        qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
+    jobs = list(qs[: JOBS_PAGE_SIZE + 1])
+    next_cursor = str(jobs[JOBS_PAGE_SIZE - 1].pk) if len(jobs) > JOBS_PAGE_SIZE else None
+    context = dashboard_context(
+        request,
+        page="jobs",
+        form=form,
+        jobs=jobs[:JOBS_PAGE_SIZE],
+        next_cursor=next_cursor,
+        paged=bool(cursor_id),
+        preview_chars=JOB_PREVIEW_CHARS,
+    )
+    return render(request, "dashboard/jobs.html", context, status=status)
+
+
+def _job_form(request: TenantRequest, data: Any = None) -> JobSubmitForm:
+    return JobSubmitForm(
+        data,
+        voices=list(voices_for_tenant(request.tenant)),
+        formats=DOWNLOAD_FORMATS,
+        max_chars=request.tenant.plan.job_max_characters,
+    )
+
+
+@require_GET
+@member_required
+def jobs(request: TenantRequest) -> HttpResponse:
+    return _jobs_page(request, _job_form(request))
+
+
+@require_POST
+@member_required
+def job_new(request: TenantRequest) -> HttpResponse:
+    form = _job_form(request, request.POST)
+    if not form.is_valid():
+        return _jobs_page(request, form, status=400)
+    data = form.cleaned_data
+    try:
+        job = job_submit(
+            JobRequest(
+                tenant=request.tenant,
+                voice_id=data["voice"],
+                output_format=parse_elevenlabs_format(data["output_format"]),
+                text=data["text"],
+                request_id=getattr(request, "request_id", ""),
+            )
+        )
+    except SynthesisError as exc:
+        # Quota, plan limits, text with nothing to speak: said next to the form.
+        form.add_error("text" if exc.field in ("text", None) else None, exc.message)
+        return _jobs_page(request, form, status=exc.status if 400 <= exc.status < 500 else 400)
+    messages.success(request, f"Submitted a job of {job.characters} characters. Its progress shows below.")
+    return redirect("dashboard:jobs")
+
+
+@require_GET
+@member_required
+def job_audio(request: TenantRequest, job_id: str) -> HttpResponseBase:
+    """The finished job's file (a zip for a batch), as ``/v1/jobs/{id}/audio`` sends it."""
+    job = _job_or_404(request, job_id)
+    if job.status != Job.Status.SUCCEEDED or not job.audio:
+        raise Http404("This job has no audio (not finished, failed, or past the plan's retention).")
+    extension = (job.audio.name or "").rsplit(".", 1)[-1]
+    response = FileResponse(
+        job.audio.open("rb"), content_type=job.content_type, as_attachment=True, filename=f"{job.pk}.{extension}"
+    )
+    patch_cache_control(response, private=True, max_age=3600)
+    return response
+
+
+@require_POST
+@member_required
+def job_cancel_view(request: TenantRequest, job_id: str) -> HttpResponse:
+    job = _job_or_404(request, job_id)
+    if job.is_finished:
+        messages.info(request, f"That job already {job.get_status_display().lower()}; there is nothing to cancel.")
+    else:
+        job = job_cancel(job)
+        if job.status == Job.Status.CANCELLED:
+            messages.success(request, "Cancelled the job; the characters not spoken were refunded.")
+        else:
+            messages.success(request, "Cancelling: the job stops after the chunk it is working on.")
+    return redirect("dashboard:jobs")

@@ -3,7 +3,8 @@
 Logs in, creates a key and uses it through the API, plays text in the
 playground (bytes over the WebSocket, an AudioContext that played them),
 finds the item in history and downloads it, plays a voice preview, revokes
-the key and sees the API refuse it; then every page at phone width. Saves
+the key and sees the API refuse it; submits a long-form job and watches its
+progress bar move over the WebSocket; then every page at phone width. Saves
 screenshots of each page into docs/screenshots/ and fails on any
 JavaScript error.
 """
@@ -24,7 +25,8 @@ from accounts.quota import reserve_characters
 from tests.audio_checks import assert_speech, decode_audio
 from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot
 from tests.fixtures import TenantCtx
-from tts.models import SynthesisRecord, Voice
+from tests.jobs.conftest import long_text
+from tts.models import Job, SynthesisRecord, Voice
 from tts.services.usage_rollup import rollup_usage
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -32,7 +34,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.
 PASSWORD = "pw-" + "alpha" * 4
 API_TEXT = "The ferry left the harbour at dawn. Gulls followed it out past the breakwater."
 PLAY_TEXT = "Hello from the playground. This second sentence is synthesized while the first one plays."
-PAGES = {"overview": "/", "keys": "/keys/", "playground": "/playground/", "history": "/history/", "voices": "/voices/"}
+PAGES = {
+    "overview": "/",
+    "keys": "/keys/",
+    "playground": "/playground/",
+    "history": "/history/",
+    "jobs": "/jobs/",
+    "voices": "/voices/",
+}
 
 
 def backfill_usage(ctx: TenantCtx) -> None:
@@ -195,6 +204,45 @@ def test_it_runs_the_whole_dashboard_in_a_browser(
     assert errors.errors == []
 
 
+def test_it_follows_a_job_live_in_a_browser(
+    chromium: Any, daphne_factory: Any, tenant_a: TenantCtx, joe: Voice
+) -> None:
+    # Jobs in a thread of this server (whether or not REDIS_URL is set), in small chunks, so that
+    # the job is still running when the page after the submit subscribes to its progress.
+    env = {"TTS_JOB_RUNNER": "thread", "TTS_JOB_CHUNK_CHARS": "100", "DJANGO_ALLOW_ASYNC_UNSAFE": ""}
+    base = daphne_factory(env).url
+    text = long_text(3000)
+    errors = PageErrors()
+    context = chromium.new_context(viewport=DESKTOP, accept_downloads=True)
+    page = context.new_page()
+    errors.watch(page)
+    login(page, base)
+    page.get_by_role("link", name="Jobs").click()
+    assert "No jobs yet" in page.locator("#jobs-empty").inner_text()
+    page.get_by_label("Voice").select_option("joe")
+    page.get_by_label("Format").select_option("wav_22050")
+    page.get_by_label("Text", exact=True).fill(text)
+    page.get_by_role("button", name="Submit job").click()
+    page.wait_for_selector("text=Submitted a job of")
+    job = Job.objects.get(tenant=tenant_a.tenant)
+    item = page.locator(f"#job-{job.pk}")
+    page.wait_for_function("window.jobsStats && window.jobsStats.connected")
+    # The bar moves and the job ends without a reload: only the WebSocket can have done that.
+    page.wait_for_function(f"document.getElementById('job-{job.pk}').dataset.status === 'succeeded'", timeout=180_000)
+    assert page.evaluate("window.jobsStats.updated") >= 1
+    assert item.get_by_role("progressbar").get_attribute("aria-valuenow") == "100"
+    assert item.locator("[data-role='status']").inner_text() == "Succeeded"
+    assert item.locator("form[data-role='cancel']").count() == 0
+    screenshot(page, "jobs-desktop")
+    data = download_bytes(page, lambda: item.get_by_role("link", name=re.compile("^Download")).click())
+    samples, rate = decode_audio(data, "wav_22050")
+    assert_speech(samples, rate, expected_rate=22050, text=text)
+    job.refresh_from_db()
+    assert job.status == "succeeded" and job.total_chunks >= 10
+    context.close()
+    assert errors.errors == []
+
+
 ACCESSIBILITY_CHECK = """() => {
   const problems = [];
   for (const el of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
@@ -218,6 +266,25 @@ def test_it_fits_a_phone_and_labels_every_control(
 ) -> None:
     base = live_server_url
     backfill_usage(tenant_a)
+    now = timezone.now()
+    Job.objects.bulk_create(
+        Job(
+            tenant=tenant_a.tenant,
+            voice_id="joe",
+            voice_name="Joe",
+            output_format="mp3_44100_128",
+            text=f"A long chapter, part {n}. The harbour was quiet that morning.",
+            characters=12_000 + 1_000 * n,
+            total_chunks=6,
+            done_chunks=done,
+            audio_seconds=done * 95.0,
+            status=status,
+            error_code="engine_error" if status == "failed" else "",
+            error_message="The engine stopped responding." if status == "failed" else "",
+            created_at=now - dt.timedelta(minutes=n),
+        )
+        for n, (status, done) in enumerate([("running", 2), ("queued", 0), ("failed", 3), ("cancelled", 1)])
+    )
     errors = PageErrors()
     context = chromium.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=1)
     page = context.new_page()

@@ -7,19 +7,23 @@ always JSON.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 
 
 class JsonAlwaysNegotiation(BaseContentNegotiation):
-    def select_parser(self, request: Request, parsers: list[Any]) -> Any:
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
         for parser in parsers:
-            if request.content_type.startswith(parser.media_type) or not request.content_type:
+            if not request.content_type or request.content_type.startswith(parser.media_type):
                 return parser
         return None
 
-    def select_renderer(self, request: Request, renderers: list[Any], format_suffix: str | None = None) -> Any:
-        renderer = renderers[0]
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
         return renderer, renderer.media_type

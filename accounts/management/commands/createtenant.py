@@ -23,9 +23,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         plan = plan_get_default()
         if options["plan"]:
-            plan = Plan.objects.filter(name=options["plan"]).first()
-            if plan is None:
+            named = Plan.objects.filter(name=options["plan"]).first()
+            if named is None:
                 raise CommandError(f"No plan named {options['plan']!r}.")
+            plan = named
         slug = options["slug"]
         if slug and Tenant.objects.filter(slug=slug).exists():
             raise CommandError(f"A tenant with slug {slug!r} already exists.")
