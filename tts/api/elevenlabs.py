@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format
+from tts.models import SynthesisRecord
 from tts.services.synthesis import SynthesisRequest, synthesis_create
 from ttsplatform.openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
@@ -86,15 +88,13 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
     )
 
 
-def audio_headers(
-    response: HttpResponse, *, record_id: Any, characters: int, request_id: str, cache_hit: bool | None = None
-) -> None:
-    response["history-item-id"] = str(record_id)
-    response["x-character-count"] = str(characters)
+def audio_headers(response: HttpResponseBase, record: SynthesisRecord, *, request_id: str) -> None:
+    """The headers every audio answer carries: its history item, cost and cache outcome."""
+    response["history-item-id"] = str(record.pk)
+    response["x-character-count"] = str(record.characters)
+    response["x-cache"] = "hit" if record.cache_hit else "miss"
     if request_id:
         response["request-id"] = request_id
-    if cache_hit is not None:
-        response["x-cache"] = "hit" if cache_hit else "miss"
 
 
 @extend_schema_view(
@@ -118,11 +118,5 @@ class TextToSpeechApi(APIView):
         req = synthesis_request_from(request, voice_id, source="elevenlabs")
         result = synthesis_create(req)
         response = HttpResponse(result.audio, content_type=result.output_format.content_type)
-        audio_headers(
-            response,
-            record_id=result.record.pk,
-            characters=result.record.characters,
-            request_id=req.request_id,
-            cache_hit=result.record.cache_hit,
-        )
+        audio_headers(response, result.record, request_id=req.request_id)
         return response

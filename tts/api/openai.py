@@ -131,11 +131,5 @@ class SpeechApi(APIView):
         # Under WSGI (and Django's test client) the whole file, with exact wav/flac headers.
         result = synthesis_create(req)
         response = HttpResponse(result.audio, content_type=result.output_format.content_type)
-        audio_headers(
-            response,
-            record_id=result.record.pk,
-            characters=result.record.characters,
-            request_id=req.request_id,
-            cache_hit=result.record.cache_hit,
-        )
+        audio_headers(response, result.record, request_id=req.request_id)
         return response

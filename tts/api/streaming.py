@@ -27,7 +27,7 @@ from tts.services.streaming import ThreadedStream, ensure_engine, stream_synthes
 from tts.services.synthesis import PreparedSynthesis, SynthesisError, synthesis_iter_bytes, synthesis_prepare
 from ttsplatform.openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
-from .elevenlabs import TextToSpeechInputSerializer, synthesis_request_from
+from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
 from .errors import to_api_error
 
 
@@ -56,11 +56,7 @@ def is_asgi(request: HttpRequest | Request) -> bool:
 
 
 def _set_headers(response: StreamingHttpResponse, prep: PreparedSynthesis) -> None:
-    response["history-item-id"] = str(prep.record.pk)
-    response["x-character-count"] = str(prep.characters)
-    response["x-cache"] = "hit" if prep.record.cache_hit else "miss"
-    if prep.request.request_id:
-        response["request-id"] = prep.request.request_id
+    audio_headers(response, prep.record, request_id=prep.request.request_id)
     # Proxies (nginx) buffer responses by default, which would hold back the first audio.
     response["X-Accel-Buffering"] = "no"
     response["Cache-Control"] = "no-cache"

@@ -132,13 +132,7 @@ class TextToSpeechWithTimestampsApi(APIView):
         timed = result.alignment or {"alignment": None, "normalized_alignment": None}
         body = {"audio_base64": base64.b64encode(result.audio).decode("ascii"), **timed}
         response = HttpResponse(json.dumps(body, separators=(",", ":")), content_type="application/json")
-        audio_headers(
-            response,
-            record_id=result.record.pk,
-            characters=result.record.characters,
-            request_id=req.request_id,
-            cache_hit=result.record.cache_hit,
-        )
+        audio_headers(response, result.record, request_id=req.request_id)
         return response
 
 
