@@ -48,20 +48,15 @@ class ApiError(Exception):
 
 
 def _flatten_validation(detail: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """DRF's nested ValidationError detail as (field path, message) pairs."""
+    """DRF's nested ValidationError detail as (dotted field path, message) pairs."""
     if isinstance(detail, dict):
-        out: list[tuple[str, str]] = []
+        pairs = []
         for key, value in detail.items():
-            path = key if key == "non_field_errors" or not prefix else f"{prefix}.{key}"
-            if not prefix and key != "non_field_errors":
-                path = key
-            out.extend(_flatten_validation(value, path))
-        return out
+            path = f"{prefix}.{key}" if prefix and key != "non_field_errors" else key
+            pairs.extend(_flatten_validation(value, path))
+        return pairs
     if isinstance(detail, list):
-        out = []
-        for item in detail:
-            out.extend(_flatten_validation(item, prefix))
-        return out
+        return [pair for item in detail for pair in _flatten_validation(item, prefix)]
     return [(prefix, str(detail))]
 
 
