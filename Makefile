@@ -53,7 +53,7 @@ beat: $(VENV)/.installed
 	$(BIN)/celery -A ttsplatform beat -l info -s $(or $(VAR_DIR),var)/celerybeat-schedule
 
 test: $(VENV)/.installed-dev
-	bash tests/browser/install_chromium.sh $(BIN)/pip
+	bash tests/install_system_deps.sh $(BIN)/pip
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	# The same API suite with the joe voice served by the PyTorch engine.
 	TTS_TEST_ENGINE=vits-torch $(BIN)/python -m pytest -q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py
