@@ -166,6 +166,7 @@ def test_it_refunds_when_the_engine_fails(tenant_a: TenantCtx, joe: Voice, monke
         from tts.inference.vits_torch import VitsTorchEngine
 
         monkeypatch.setattr(VitsTorchEngine, "synthesize_ids", broken)
+        monkeypatch.setattr(VitsTorchEngine, "iter_synthesize_ids", broken)
     response = tenant_a.client().post(URL, {"text": "This will fail."}, format="json")
     assert response.status_code == 503
     assert response["Retry-After"]
