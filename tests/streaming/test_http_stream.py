@@ -206,8 +206,8 @@ def test_it_leaves_no_threads_behind(
 ) -> None:
     server = daphne_factory()
     pid = server.proc.pid
-    for _ in range(2):  # warm up: engine loaded, Django's thread pools started
-        whole_file(server.url, tenant_a, SENTENCE, "pcm_16000")
+    for text in (SENTENCE, LONG_TEXT, LONG_TEXT):  # warm up: engine loaded, Django's and the segment thread pools
+        whole_file(server.url, tenant_a, text, "pcm_16000")
     baseline = thread_count(pid)
     record_ids = []
     for _ in range(5):

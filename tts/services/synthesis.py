@@ -12,8 +12,11 @@ OpenAI, jobs, the playground). No HTTP here.
 from __future__ import annotations
 
 import logging
+import os
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -287,6 +290,39 @@ def _spent_characters(prep: PreparedSynthesis) -> int:
     return min(prep.characters, round(prep.characters * done / total))
 
 
+# Shared by every synthesis in the process; the engine's own slots bound how many run at once.
+_segment_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="tts-segment")
+
+
+def _synthesize_ahead(
+    prep: PreparedSynthesis, engine: Engine, ahead: int, silence_ms: int
+) -> Iterator[tuple[Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
+    """Segments in order, each with its synthesis already submitted, ``ahead`` at a time.
+
+    With ``ahead`` 1 nothing is submitted (the caller synthesizes, e.g. in
+    windows). Closing the iterator cancels what has not started, so a client
+    that goes away never starts the engine on segments it will not receive.
+    """
+    source = iter(prep.segments if prep.segment_source is None else prep.segment_source)
+    if ahead <= 1:
+        for segment in source:
+            yield segment, None
+        return
+    pending: deque[tuple[Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
+    try:
+        while True:
+            while len(pending) < ahead and (upcoming := next(source, None)) is not None:
+                params = _params_for(prep, engine, upcoming)
+                future = _segment_pool.submit(synthesize_segment_timed, engine, upcoming, params, silence_ms=silence_ms)
+                pending.append((upcoming, future))
+            if not pending:
+                return
+            yield pending.popleft()
+    finally:
+        for _, future in pending:
+            future.cancel()
+
+
 def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
     """Encoded audio, one piece per segment as soon as it is ready.
 
@@ -326,16 +362,23 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
         # Engines that decode a sentence in windows stream inside it (HTTP only:
         # WebSocket messages carry one segment's audio with its alignment).
         windowed = not live and hasattr(engine, "iter_synthesize_ids")
-        for segment in prep.segments if prep.segment_source is None else prep.segment_source:
+        silence = settings.TTS_SENTENCE_SILENCE_MS
+        # Known text on an engine that runs several syntheses at once: the next
+        # segment is synthesized while this one is sent (at most that many ahead).
+        ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
+        for segment, done in _synthesize_ahead(prep, engine, ahead, silence):
             segment_start = prep.audio_seconds
-            params = _params_for(prep, engine, segment)
-            silence = settings.TTS_SENTENCE_SILENCE_MS
             pieces: Iterator[np.ndarray]
             if windowed:
                 timing = SegmentTiming()
+                params = _params_for(prep, engine, segment)
                 pieces = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
             else:
-                pcm, timing = synthesize_segment_timed(engine, segment, params, silence_ms=silence)
+                if done is not None:
+                    pcm, timing = done.result()
+                else:
+                    params = _params_for(prep, engine, segment)
+                    pcm, timing = synthesize_segment_timed(engine, segment, params, silence_ms=silence)
                 pieces = iter([pcm])
                 # Known before the audio goes out: a live stream sends it with the chunk.
                 timeline.add(segment, timing, offset=segment_start)
