@@ -1,0 +1,1 @@
+"""Tenants, members, plans, API keys, quotas and the usage ledger."""

@@ -1,0 +1,1 @@
+"""Speech synthesis: voices, model versions, the pipeline, history, jobs and the APIs."""

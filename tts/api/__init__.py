@@ -1,0 +1,1 @@
+"""The HTTP APIs: ElevenLabs- and OpenAI-compatible views, errors in each dialect."""

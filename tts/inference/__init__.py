@@ -1,0 +1,1 @@
+"""The inference service: engines and their registry; knows nothing of HTTP or Django views."""

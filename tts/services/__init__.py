@@ -1,0 +1,1 @@
+"""Business logic: the synthesis pipeline, history, cache, limits, jobs, model lifecycle."""

@@ -1,0 +1,1 @@
+"""createtenant, createapikey."""

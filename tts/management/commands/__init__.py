@@ -1,0 +1,1 @@
+"""import_piper_voice, setup_demo, activate_model."""
