@@ -131,7 +131,7 @@ def test_it_stays_linear_on_adversarial_text(name: str) -> None:
     assert time.monotonic() - started < 2.0
 
 
-@settings(max_examples=200, deadline=None, database=None)
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
 @given(text=st.text(max_size=400), max_chars=st.integers(min_value=5, max_value=120))
 def test_it_yields_ordered_in_bounds_segments_for_any_text(text: str, max_chars: int) -> None:
     if text.lstrip().startswith("<"):

@@ -164,7 +164,9 @@ def _element(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 _CONTENT = st.recursive(_TEXT, _element, max_leaves=25)
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same examples on every run, so CI is repeatable.
+@settings(max_examples=150, deadline=None, database=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.lists(_CONTENT, max_size=6))
 def test_it_handles_random_documents(body: list[str]) -> None:
     document = "<speak>" + "".join(body) + "</speak>"
@@ -184,7 +186,7 @@ def test_it_handles_random_documents(body: list[str]) -> None:
     assert prepare_text(document) == segments
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(max_examples=150, deadline=None, database=None, derandomize=True)
 @given(tail=st.text(max_size=300))
 def test_it_never_crashes_on_arbitrary_text_after_speak(tail: str) -> None:
     segments, error, elapsed = _run_bounded(lambda: prepare_text("<speak>" + tail))
@@ -194,7 +196,7 @@ def test_it_never_crashes_on_arbitrary_text_after_speak(tail: str) -> None:
         assert error.status == 400
 
 
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=300, deadline=None, database=None, derandomize=True)
 @given(
     kind=st.sampled_from(["characters", "digits", "cardinal", "ordinal", "date", "telephone", "time", "x"]),
     text=st.lists(st.sampled_from([*"0123456789-.,/: %年月日第", "May", "Jan", "pm"]), max_size=20).map("".join),
@@ -204,3 +206,9 @@ def test_it_never_crashes_on_arbitrary_text_after_speak(tail: str) -> None:
 def test_it_reads_any_say_as_content_or_declines(kind: str, text: str, language: str, fmt: str | None) -> None:
     reading = say_as(kind, text, language=language, fmt=fmt)
     assert reading is None or isinstance(reading, str)
+
+
+def test_it_never_speaks_angle_brackets_from_an_alias() -> None:
+    # Found by the random-document test: an alias holding an escaped "<".
+    segments = prepare_text('<speak><sub alias="0&lt;">x</sub> and <sub alias="&lt;b&gt;">y</sub></speak>')
+    assert all("<" not in s.text and ">" not in s.text for s in segments)

@@ -205,7 +205,9 @@ class _Builder:
             if "alias" not in attrib:
                 raise self.error("<sub> needs an alias attribute")
             frame.mode = "silent"
-            self._emit_text(_SPACES.sub(" ", attrib["alias"]), frame.rate, normalize=False)
+            # Angle brackets in an alias are never spoken: they could only read out markup.
+            alias = attrib["alias"].replace("<", " ").replace(">", " ")
+            self._emit_text(_SPACES.sub(" ", alias), frame.rate, normalize=False)
         elif local == "phoneme":
             self._open_phoneme(frame, attrib)
         elif local in ("p", "paragraph", "s", "sentence"):
