@@ -99,8 +99,7 @@ def setup_platform(env: dict[str, str]) -> str:
 
     from accounts.keys import api_key_create
     from accounts.models import Plan, Tenant
-    from tts.models import ModelVersion, Voice
-    from tts.services.model_import import file_sha256
+    from tts.services.model_import import import_piper_voice
 
     call_command("migrate", verbosity=0)
     plan, _ = Plan.objects.get_or_create(
@@ -112,17 +111,8 @@ def setup_platform(env: dict[str, str]) -> str:
         },
     )
     tenant, _ = Tenant.objects.get_or_create(slug="bench", defaults={"name": "Bench", "plan": plan})
-    if not Voice.objects.filter(voice_id="joe").exists():
-        version = ModelVersion.objects.create(
-            model_id="en_US-joe-medium",
-            model_path=str(model_path()),
-            config_path=str(config_path()),
-            sha256=file_sha256(model_path()),
-            sample_rate=22050,
-            languages=["en"],
-            status=ModelVersion.Status.ACTIVE,
-        )
-        Voice.objects.create(voice_id="joe", name="Joe", language="en", model_id=version.model_id)
+    # The same registration make run does (idempotent): the joe voice, active.
+    import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)
     return api_key_create(tenant=tenant, name="bench").raw_key
 
 
