@@ -11,10 +11,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec
+from urllib.parse import urlparse
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
+from django.http.request import validate_host
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
@@ -100,3 +103,31 @@ def dashboard_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
         "memberships": getattr(request, "memberships", None) or list(memberships_for_user(request.user)),
         **extra,
     }
+
+
+def _same_origin(scope: dict[str, Any]) -> bool:
+    # Cookies ride along on cross-site WebSockets too: a session only counts
+    # when the page that opened the socket is one of ours.
+    headers = dict(scope.get("headers") or [])
+    origin = headers.get(b"origin", b"").decode("latin-1")
+    if not origin:
+        return False
+    parsed = urlparse(origin)
+    host = headers.get(b"host", b"").decode("latin-1")
+    return parsed.netloc == host or validate_host(parsed.hostname or "", settings.ALLOWED_HOSTS)
+
+
+def websocket_session_tenant(scope: dict[str, Any]) -> Tenant | None:
+    """The current tenant of a WebSocket opened by one of our dashboard pages.
+
+    The dashboard's rule: a logged-in user, a same-origin page, and the
+    session's ``current_tenant_id`` a tenant the user is (still) a member of.
+    Blocking (ORM): call it through ``database_sync_to_async``.
+    """
+    user = scope.get("user")
+    session = scope.get("session")
+    if user is None or not user.is_authenticated or session is None or not _same_origin(scope):
+        return None
+    tenant_id = session.get(SESSION_TENANT_KEY)
+    membership = membership_get(user, tenant_id) if tenant_id is not None else None
+    return membership.tenant if membership is not None else None

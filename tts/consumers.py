@@ -23,16 +23,14 @@ import json
 import logging
 import time
 from typing import Any
-from urllib.parse import urlparse
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from django.conf import settings
-from django.http.request import validate_host
 
 from accounts.authentication import raw_key_from_headers
 from accounts.keys import InvalidApiKey, api_key_authenticate
-from accounts.models import ApiKey, Membership, Scope, Tenant
+from accounts.models import ApiKey, Scope, Tenant
+from accounts.tenancy import websocket_session_tenant
 from tts.api.elevenlabs import VoiceSettingsSerializer
 from tts.api.stream_input import (
     CLOSE_INTERNAL,
@@ -317,7 +315,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self.api_key, self.tenant, self.source = key, key.tenant, "websocket"
 
     async def _authenticate_session(self) -> None:
-        tenant = await database_sync_to_async(self._session_tenant)()
+        tenant = await database_sync_to_async(websocket_session_tenant)(self.scope)
         if tenant is None:
             raise ProtocolError(
                 "Missing API key: send it as 'xi-api-key' (header, query or first message).",
@@ -325,32 +323,6 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 close_code=CLOSE_POLICY,
             )
         self.tenant, self.api_key, self.source = tenant, None, "playground"
-
-    def _session_tenant(self) -> Tenant | None:
-        user = self.scope.get("user")
-        session = self.scope.get("session")
-        if user is None or not user.is_authenticated or session is None or not self._same_origin():
-            return None
-        tenant_id = session.get("current_tenant_id")
-        if tenant_id is None:
-            return None
-        membership = (
-            Membership.objects.select_related("tenant__plan")
-            .filter(user=user, tenant_id=tenant_id, tenant__is_active=True)
-            .first()
-        )
-        return membership.tenant if membership is not None else None
-
-    def _same_origin(self) -> bool:
-        # Cookies ride along on cross-site WebSockets too: a session only counts
-        # when the page that opened the socket is one of ours.
-        headers = dict(self.scope.get("headers") or [])
-        origin = headers.get(b"origin", b"").decode("latin1")
-        if not origin:
-            return False
-        parsed = urlparse(origin)
-        host = headers.get(b"host", b"").decode("latin1")
-        return parsed.netloc == host or validate_host(parsed.hostname or "", settings.ALLOWED_HOSTS)
 
     # --- plumbing -----------------------------------------------------------
 

@@ -16,18 +16,15 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
-from django.conf import settings
-from django.http.request import validate_host
 
 from accounts.authentication import raw_key_from_headers
 from accounts.keys import InvalidApiKey, api_key_authenticate
 from accounts.models import Scope, Tenant
-from accounts.selectors import membership_get
-from accounts.tenancy import SESSION_TENANT_KEY
+from accounts.tenancy import websocket_session_tenant
 from tts.models import Job
 from tts.services.jobs import job_event, job_get, job_group, tenant_jobs_group
 
@@ -54,29 +51,6 @@ def _tenant_for_key(raw: str) -> tuple[Tenant | None, str]:
     return key.tenant, ""
 
 
-def _same_origin(scope: dict[str, Any]) -> bool:
-    # Cookies ride along on cross-site WebSockets too: a session only counts
-    # when the page that opened the socket is one of ours.
-    headers = dict(scope.get("headers") or [])
-    origin = headers.get(b"origin", b"").decode("latin-1")
-    if not origin:
-        return False
-    parsed = urlparse(origin)
-    host = headers.get(b"host", b"").decode("latin-1")
-    return parsed.netloc == host or validate_host(parsed.hostname or "", settings.ALLOWED_HOSTS)
-
-
-def _tenant_for_session(scope: dict[str, Any]) -> Tenant | None:
-    """The session's current tenant, if the user is (still) a member of it: the dashboard's rule."""
-    user = scope.get("user")
-    session = scope.get("session")
-    if user is None or not user.is_authenticated or session is None or not _same_origin(scope):
-        return None
-    tenant_id = session.get(SESSION_TENANT_KEY)
-    membership = membership_get(user, tenant_id) if tenant_id is not None else None
-    return membership.tenant if membership is not None else None
-
-
 class JobProgressConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.subscribed: str | None = None
@@ -86,7 +60,7 @@ class JobProgressConsumer(AsyncJsonWebsocketConsumer):
         if tenant is None and (raw := _raw_key(self.scope)):
             tenant, reason = await database_sync_to_async(_tenant_for_key)(raw)
         elif tenant is None:
-            tenant = await database_sync_to_async(_tenant_for_session)(self.scope)
+            tenant = await database_sync_to_async(websocket_session_tenant)(self.scope)
         await self.accept()
         if tenant is None:
             await self._refuse(4401, "unauthorized", reason)
