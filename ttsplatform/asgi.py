@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+from ttsplatform.handler import get_http_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ttsplatform.settings")
-django_asgi_app = get_asgi_application()
+django_asgi_app = get_http_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
