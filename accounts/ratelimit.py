@@ -87,11 +87,37 @@ class RedisCircuit:
             logger.warning("Redis is back for %s", self.name)
 
 
-def redis_client() -> Any:
-    """The raw client behind the default (django-redis) cache."""
-    from django_redis import get_redis_connection
+_clients: dict[str, Any] = {}
+_scripts: dict[tuple[str, str], Any] = {}
 
-    return get_redis_connection("default")
+
+def _redis_location() -> str:
+    return str(settings.CACHES["default"].get("LOCATION", ""))
+
+
+def redis_client() -> Any:
+    """The raw client behind the default (django-redis) cache, one per process.
+
+    ``get_redis_connection`` builds a new client object for every thread that
+    asks (Django's caches are per thread, and every request has its own
+    thread); the client is thread-safe and pooled, so one is kept and shared.
+    """
+    location = _redis_location()
+    client = _clients.get(location)
+    if client is None:
+        from django_redis import get_redis_connection
+
+        client = _clients.setdefault(location, get_redis_connection("default"))
+    return client
+
+
+def redis_script(source: str) -> Any:
+    """A Lua script registered once per process (calls are one ``EVALSHA``)."""
+    key = (_redis_location(), source)
+    script = _scripts.get(key)
+    if script is None:
+        script = _scripts.setdefault(key, redis_client().register_script(source))
+    return script
 
 
 def _identity(obj: Tenant | ApiKey) -> str:
@@ -202,8 +228,7 @@ def _window_words(window_s: int) -> str:
 def _hit_windows(windows: list[_Window], window_s: int) -> tuple[int, float]:
     if _rate_circuit.available():
         try:
-            client = redis_client()
-            script = client.register_script(_RATE_SCRIPT)
+            script = redis_script(_RATE_SCRIPT)
             limits = [w.limit for w in windows]
             full, wait_ms = script(keys=[w.key for w in windows], args=[window_s * 1000, uuid.uuid4().hex, *limits])
             _rate_circuit.succeeded()
@@ -291,7 +316,7 @@ def acquire_stream_slot(*, tenant: Tenant) -> StreamSlot:
     in_redis = False
     if _slot_circuit.available():
         try:
-            script = redis_client().register_script(_ACQUIRE_SCRIPT)
+            script = redis_script(_ACQUIRE_SCRIPT)
             acquired = bool(script(keys=[key], args=[token, cap, settings.TTS_STREAM_SLOT_LEASE_S * 1000]))
             in_redis = True
             _slot_circuit.succeeded()

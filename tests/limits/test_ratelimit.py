@@ -125,6 +125,7 @@ def test_it_keeps_counting_in_process_when_redis_is_unreachable(
         raise ConnectionError("connection refused")
 
     monkeypatch.setattr("accounts.ratelimit.redis_client", unreachable)
+    monkeypatch.setattr("accounts.ratelimit.redis_script", lambda source: unreachable())
     monkeypatch.setattr(
         "accounts.ratelimit._rate_circuit", RedisCircuit("rate limits", "counting requests in this process")
     )
