@@ -48,6 +48,11 @@ class Reservation:
     settled: bool = False
     counted_request: bool = True
 
+    @classmethod
+    def nothing(cls, tenant_id: int) -> Reservation:
+        """Nothing reserved (yet): refunding it does nothing."""
+        return cls(tenant_id=tenant_id, period_start=dt.date.min, characters=0, settled=True)
+
 
 def _ensure_usage_row(tenant: Tenant, period: dt.date) -> None:
     if Usage.objects.filter(tenant=tenant, period_start=period).exists():

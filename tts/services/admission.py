@@ -95,6 +95,13 @@ class SynthesisAdmission:
 
     slot: StreamSlot | None = None
     ticket: EngineTicket | None = None
+    #: False for sources limited elsewhere (jobs): they take no slot.
+    limited: bool = True
+
+    def hold_slot(self, *, tenant: Tenant) -> None:
+        """Take one of the tenant's concurrency places, or raise ``LimitExceeded``."""
+        if self.limited and self.slot is None:
+            self.slot = acquire_stream_slot(tenant=tenant)
 
     def admit_engine(self) -> None:
         if self.ticket is None:
@@ -109,8 +116,13 @@ class SynthesisAdmission:
 
 
 def synthesis_admit(*, tenant: Tenant, api_key: ApiKey | None, source: str) -> SynthesisAdmission:
-    """Count the request against the rate limits and take a concurrency slot, or raise ``LimitExceeded``."""
+    """Count the request against the rate limits, or raise ``LimitExceeded``.
+
+    The caller then takes a concurrency place (``hold_slot``) unless the request
+    is answered at once from the cache, and an engine place (``admit_engine``)
+    on a cache miss.
+    """
     if source in UNLIMITED_SOURCES:
-        return SynthesisAdmission()
+        return SynthesisAdmission(limited=False)
     check_request_rate(tenant=tenant, api_key=api_key)
-    return SynthesisAdmission(slot=acquire_stream_slot(tenant=tenant))
+    return SynthesisAdmission()

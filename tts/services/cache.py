@@ -55,6 +55,9 @@ class CachedAudio:
     audio: bytes
     output_format: OutputFormat
     duration_s: float
+    #: Storage name of a history file holding these bytes ("" if none): a hit's
+    #: history item links to it instead of writing another copy (history.store_record_audio).
+    stored_name: str = ""
 
     def pieces(self) -> Iterator[bytes]:
         for start in range(0, len(self.audio), PIECE_BYTES):
@@ -62,11 +65,21 @@ class CachedAudio:
 
     def to_wire(self) -> dict[str, Any]:
         # Plain types only: an entry must survive this class being renamed.
-        return {"audio": self.audio, "format": dataclasses.asdict(self.output_format), "duration_s": self.duration_s}
+        return {
+            "audio": self.audio,
+            "format": dataclasses.asdict(self.output_format),
+            "duration_s": self.duration_s,
+            "stored_name": self.stored_name,
+        }
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> CachedAudio:
-        return cls(audio=data["audio"], output_format=OutputFormat(**data["format"]), duration_s=data["duration_s"])
+        return cls(
+            audio=data["audio"],
+            output_format=OutputFormat(**data["format"]),
+            duration_s=data["duration_s"],
+            stored_name=str(data.get("stored_name") or ""),
+        )
 
 
 class CachedAudioEncoder(StreamEncoder):

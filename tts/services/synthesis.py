@@ -11,6 +11,7 @@ OpenAI, jobs, the playground). No HTTP here.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db import transaction
 
 from accounts.models import ApiKey, Tenant
 from accounts.quota import QuotaExceeded, Reservation, next_period_start, refund_characters, reserve_characters
@@ -33,12 +35,20 @@ from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.language import check_language
 from tts.text.prepare import TextError, prepare_text
 from tts.text.segment import Segment
+from ttsplatform import metrics
 
 from .admission import SynthesisAdmission, synthesis_admit
 from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engines import get_registry, spec_for
-from .history import AudioSink, record_finish
+from .history import (
+    AudioSink,
+    discard_record_audio,
+    finish_fields,
+    record_finish,
+    storage_links_files,
+    store_record_audio,
+)
 from .timestamps import AlignmentTimeline, SegmentTiming, iter_segment_timed, synthesize_segment_timed
 from .voices import active_model_version, voice_get
 
@@ -120,6 +130,9 @@ class PreparedSynthesis:
     cached: CachedAudio | None = None
     #: Character timings of what was synthesized (or the cached entry's), for with-timestamps and history.
     timeline: AlignmentTimeline | None = None
+    #: A whole-file cache hit: the record was written once, in its final state, with the
+    #: quota; nothing is left to synthesize or record (``synthesis_create`` returns ``cached``).
+    answered: bool = False
 
 
 def _max_chars(tenant: Tenant) -> int:
@@ -172,8 +185,14 @@ def validate_text(req: SynthesisRequest) -> str:
     return text
 
 
-def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
-    """Validate, resolve, reserve quota and open a pending history record."""
+def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> PreparedSynthesis:
+    """Validate, resolve, reserve quota and open a pending history record.
+
+    ``whole``: the caller wants the whole file at once (``synthesis_create``), not
+    a stream. A cache hit then needs nothing more: it is recorded in its final
+    state right here, in the same transaction as its quota, and holds no
+    concurrency place (it is answered before any other request could wait on it).
+    """
     started = time.monotonic()
     text = validate_text(req)
     voice = voice_get(req.tenant, req.voice_id)
@@ -201,17 +220,8 @@ def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
             f"'{req.text_field}' has nothing that can be spoken.", code="empty_text", status=400, field=req.text_field
         )
     characters = len(text)
-    admission, cache_key, cached = _admit(req, voice, model_version, segments)
-    try:
-        reservation = reserve_characters(tenant=req.tenant, characters=characters)
-    except QuotaExceeded as exc:
-        admission.release()
-        retry = int(_next_reset_ts() - time.time())
-        raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=max(1, retry)) from exc
-    except BaseException:
-        admission.release()
-        raise
-    record = SynthesisRecord.objects.create(
+    admission, cache_key, cached = _admit(req, voice, model_version, segments, whole=whole)
+    record = SynthesisRecord(
         tenant=req.tenant,
         api_key=req.api_key,
         voice_id=voice.voice_id,
@@ -229,26 +239,83 @@ def synthesis_prepare(req: SynthesisRequest) -> PreparedSynthesis:
         settings=req.settings,
         cache_hit=cached is not None,
     )
-    return PreparedSynthesis(
+    prep = PreparedSynthesis(
         request=req,
         voice=voice,
         model_version=model_version,
         spec=spec_for(model_version),
         segments=segments,
         characters=characters,
-        reservation=reservation,
+        reservation=Reservation.nothing(req.tenant.pk),  # until the transaction below
         record=record,
         started=started,
         admission=admission,
         cache_key=cache_key,
         cached=cached,
+        answered=whole and cached is not None,
     )
+    try:
+        if prep.answered:
+            assert cached is not None
+            _answer_from_cache(prep, cached)
+        # One transaction, one commit: the record and the characters it spends.
+        with transaction.atomic():
+            record.save(force_insert=True)
+            prep.reservation = reserve_characters(tenant=req.tenant, characters=characters)
+    except QuotaExceeded as exc:
+        admission.release()
+        discard_record_audio(record)
+        retry = int(_next_reset_ts() - time.time())
+        raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=max(1, retry)) from exc
+    except BaseException:
+        admission.release()
+        discard_record_audio(record)
+        raise
+    if prep.answered:
+        admission.release(completed=True)
+        metrics.synthesis_finished(prep)
+    return prep
+
+
+def _answer_from_cache(prep: PreparedSynthesis, cached: CachedAudio) -> None:
+    """Fill in the final state of a whole-file hit's record (and its audio file) before it is written."""
+    req = prep.request
+    record = prep.record
+    prep.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
+    if req.timestamps:
+        stored = alignment_cache.get(prep.cache_key)
+        prep.timeline = AlignmentTimeline.from_json(stored) if stored else None
+    record.sample_rate = cached.output_format.sample_rate
+    prep.done_segments = len(prep.segments)
+    prep.audio_seconds = cached.duration_s
+    prep.first_byte_at = time.monotonic()
+    finish_fields(prep, record, status=SynthesisRecord.Status.SUCCESS)
+    try:
+        _store_cached_audio(prep, cached)
+    except Exception:  # as for a synthesis: the answer and its record matter more than the stored copy
+        logger.exception("could not store the audio of history record %s", record.pk)
+        record.audio.name = ""
+
+
+def _store_cached_audio(prep: PreparedSynthesis, cached: CachedAudio) -> bool:
+    """A hit's own history file: a link to the entry's file, else written. True if the record has one.
+
+    When the entry's file is gone (its item was deleted) the bytes are written
+    and the entry is pointed at this record's file, so later hits link again.
+    """
+    if not (prep.request.enable_logging and settings.TTS_STORE_AUDIO):
+        return False
+    record = prep.record
+    linked = store_record_audio(record, cached.audio, cached.output_format.extension, share_from=cached.stored_name)
+    if not linked and storage_links_files(record.audio.storage):
+        audio_cache.put(prep.cache_key, dataclasses.replace(cached, stored_name=record.audio.name or ""))
+    return True
 
 
 def _admit(
-    req: SynthesisRequest, voice: Voice, model_version: ModelVersion, segments: list[Segment]
+    req: SynthesisRequest, voice: Voice, model_version: ModelVersion, segments: list[Segment], *, whole: bool
 ) -> tuple[SynthesisAdmission, str | None, CachedAudio | None]:
-    """Rate limits and a concurrency slot, the cache lookup, and an engine place on a miss."""
+    """Rate limits, the cache lookup, a concurrency slot (not for a whole-file hit), an engine place on a miss."""
     try:
         admission = synthesis_admit(tenant=req.tenant, api_key=req.api_key, source=req.source)
     except LimitExceeded as exc:
@@ -256,6 +323,8 @@ def _admit(
     try:
         cache_key = audio_cache_key(req, voice=voice, model_version=model_version, segments=segments)
         cached = audio_cache.get(cache_key)
+        if cached is None or not whole:
+            admission.hold_slot(tenant=req.tenant)
         if cached is None:
             admission.admit_engine()
     except LimitExceeded as exc:
@@ -410,10 +479,6 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
                 sent.append(tail)
             yield tail
         status = SynthesisRecord.Status.SUCCESS
-        if sent is not None:
-            audio = encoder.seal(b"".join(sent))
-            audio_cache.put(prep.cache_key, CachedAudio(audio, encoder.format, prep.audio_seconds))
-            alignment_cache.put(prep.cache_key, timeline.as_json())
     except EngineError as exc:
         status = SynthesisRecord.Status.FAILED
         error_code = "engine_error"
@@ -437,6 +502,12 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
         prep.admission.release(completed=status == SynthesisRecord.Status.SUCCESS)
         if status == SynthesisRecord.Status.SUCCESS:
             record_finish(prep, status=status, sink=sink)
+            if sent is not None:
+                # After the record: the entry names its stored file, which hits link to.
+                audio = encoder.seal(b"".join(sent))
+                stored = prep.record.audio.name or ""
+                audio_cache.put(prep.cache_key, CachedAudio(audio, encoder.format, prep.audio_seconds, stored))
+                alignment_cache.put(prep.cache_key, timeline.as_json())
         else:
             refund_characters(prep.reservation, prep.characters - _spent_characters(prep))
             record_finish(prep, status=status, sink=None, error_code=error_code)
@@ -446,16 +517,15 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
 def _iter_cached(prep: PreparedSynthesis, cached: CachedAudio) -> Iterator[bytes]:
     """A cache hit, sent like a stream: no engine; characters and history as for a synthesis."""
     prep.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
-    stored = alignment_cache.get(prep.cache_key)
-    prep.timeline = AlignmentTimeline.from_json(stored) if stored else None
+    if prep.request.timestamps:
+        stored = alignment_cache.get(prep.cache_key)
+        prep.timeline = AlignmentTimeline.from_json(stored) if stored else None
     prep.record.sample_rate = cached.output_format.sample_rate
-    sink = AudioSink(store=prep.request.enable_logging and settings.TTS_STORE_AUDIO)
     status = SynthesisRecord.Status.CANCELLED
     try:
         for piece in cached.pieces():
             if prep.first_byte_at is None:
                 prep.first_byte_at = time.monotonic()
-            sink.write(piece)
             yield piece
         prep.done_segments = len(prep.segments)
         prep.audio_seconds = cached.duration_s
@@ -463,11 +533,15 @@ def _iter_cached(prep: PreparedSynthesis, cached: CachedAudio) -> Iterator[bytes
     finally:
         prep.admission.release()
         if status == SynthesisRecord.Status.SUCCESS:
-            record_finish(prep, status=status, sink=sink)
+            try:
+                saved = _store_cached_audio(prep, cached)
+            except Exception:
+                logger.exception("could not store the audio of history record %s", prep.record.pk)
+                saved = False
+            record_finish(prep, status=status, sink=None, audio_saved=saved)
         else:
             refund_characters(prep.reservation)
             record_finish(prep, status=status, sink=None)
-            sink.discard()
 
 
 def _finish_failed(prep: PreparedSynthesis, error_code: str) -> None:
@@ -487,7 +561,10 @@ class SynthesisResult:
 
 def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
     """Synthesize a whole request and return its bytes (the non-streaming path)."""
-    prep = synthesis_prepare(req)
+    prep = synthesis_prepare(req, whole=True)
+    if prep.answered and prep.cached is not None:
+        alignment = prep.timeline.as_json() if prep.timeline is not None else None
+        return SynthesisResult(prep.cached.audio, prep.record, prep.cached.output_format, alignment)
     chunks: list[bytes] = []
     try:
         for chunk in synthesis_iter_bytes(prep):
