@@ -2,7 +2,9 @@
 
 A key looks like ``tts_<12 hex prefix>_<43 url-safe secret>``. The row stores
 the prefix and an HMAC-SHA256 of the whole key under ``API_KEY_HASH_SECRET``;
-lookups go by prefix and compare hashes in constant time.
+lookups go by prefix and compare hashes in constant time. The row (with its
+tenant and plan) is kept in the process for ``TTS_LOOKUP_CACHE_S``
+(``ttsplatform/lookup_cache.py``); the secret is checked on every request.
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
+from ttsplatform.lookup_cache import LookupCache, clear_lookup_caches, lookup_cache
+
 from .models import ALL_SCOPES, ApiKey, Tenant
 
 KEY_PREFIX = "tts_"
 _PREFIX_LEN = 12
 _LAST_USED_GRANULARITY = dt.timedelta(seconds=60)
+#: Keys by prefix, with tenant and plan; the secret is still checked on every request.
+_keys_by_prefix: LookupCache[str, ApiKey] = lookup_cache("API keys")
 
 
 class InvalidApiKey(Exception):
@@ -71,6 +77,7 @@ def api_key_create(
 
 def api_key_revoke(*, api_key: ApiKey) -> None:
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    clear_lookup_caches()  # refused at once here; other processes within TTS_LOOKUP_CACHE_S
 
 
 def api_key_authenticate(raw_key: str) -> ApiKey:
@@ -81,7 +88,9 @@ def api_key_authenticate(raw_key: str) -> ApiKey:
     prefix = raw_key[len(KEY_PREFIX) :].split("_", 1)[0]
     if len(prefix) != _PREFIX_LEN:
         raise InvalidApiKey("Malformed API key: expected 'tts_<prefix>_<secret>'.", "invalid_api_key")
-    key = ApiKey.objects.select_related("tenant__plan").filter(prefix=prefix).first()
+    key = _keys_by_prefix.get(
+        prefix, lambda: ApiKey.objects.select_related("tenant__plan").filter(prefix=prefix).first()
+    )
     # Hash even when no row matched, so timing does not tell which prefixes exist.
     candidate = hash_key(raw_key)
     if key is None or not hmac.compare_digest(candidate, key.secret_hash):

@@ -14,6 +14,15 @@ from tests.fixtures import *  # noqa: F403
 from tests.servers import *  # noqa: F403
 
 
+@pytest.fixture(autouse=True)
+def _fresh_lookup_caches() -> None:
+    """Each test starts with no cached keys, voices or versions: rows of an earlier test's
+    (rolled-back) transaction must not answer for this one's."""
+    from ttsplatform.lookup_cache import clear_lookup_caches
+
+    clear_lookup_caches()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from django.conf import settings
 

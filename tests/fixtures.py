@@ -50,6 +50,22 @@ def make_joe(engine: str | None = None, *, aligned: tuple[str, str] | None = Non
     return version, voice
 
 
+def second_version(old: ModelVersion, **fields: object) -> ModelVersion:
+    """Version "2" of ``old``'s model, same files, a draft unless ``fields`` say otherwise."""
+    values: dict[str, object] = {
+        "model_id": old.model_id,
+        "version": "2",
+        "engine": old.engine,
+        "model_path": old.model_path,
+        "config_path": old.config_path,
+        "sha256": old.sha256,
+        "sample_rate": old.sample_rate,
+        "languages": old.languages,
+        **fields,
+    }
+    return ModelVersion.objects.create(**values)
+
+
 @pytest.fixture
 def joe(db: None) -> Voice:
     return make_joe()[1]
@@ -118,6 +134,7 @@ __all__ = [
     "joe_timed",
     "make_joe",
     "make_tenant",
+    "second_version",
     "tenant_a",
     "tenant_b",
 ]

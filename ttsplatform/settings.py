@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from .env import env_bool, env_choice, env_int, env_list, env_str
+from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -282,6 +282,9 @@ TTS_RATE_LIMIT_KEY_PERCENT = env_int("TTS_RATE_LIMIT_KEY_PERCENT", 100, minimum=
 TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 900, minimum=10)
 # Engine work in flight per process beyond which new work gets 503; 0 = no bound.
 TTS_ENGINE_MAX_QUEUE = env_int("TTS_ENGINE_MAX_QUEUE", 32, minimum=0)
+# API keys, voices and active model versions are kept in each process this long
+# (ttsplatform/lookup_cache.py); changes made elsewhere are seen within it. 0 = off.
+TTS_LOOKUP_CACHE_S = env_float("TTS_LOOKUP_CACHE_S", 2.0, minimum=0.0)
 
 # --- logging --------------------------------------------------------------
 

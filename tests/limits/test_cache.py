@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Usage
 from tests.audio_checks import assert_speech, decode_audio
-from tests.fixtures import TenantCtx
+from tests.fixtures import TenantCtx, second_version
 from tests.limits.conftest import EngineCalls
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import ModelVersion, SynthesisRecord, Voice
@@ -102,18 +102,7 @@ def test_it_misses_after_another_model_version_is_activated(
     old = ModelVersion.objects.get(model_id=joe.model_id, status="active")
     old.status = ModelVersion.Status.RETIRED
     old.save()
-    new = ModelVersion.objects.create(
-        model_id=old.model_id,
-        version="2",
-        engine=old.engine,
-        model_path=old.model_path,
-        config_path=old.config_path,
-        sha256=old.sha256,
-        sample_rate=old.sample_rate,
-        languages=old.languages,
-        status=ModelVersion.Status.ACTIVE,
-        activated_at=timezone.now(),
-    )
+    new = second_version(old, status=ModelVersion.Status.ACTIVE, activated_at=timezone.now())
     before = engine_calls.count
     response = post(tenant_a)
     assert response.status_code == 200

@@ -1,7 +1,7 @@
 """Hot reload across processes: two servers share PostgreSQL and Redis; a version
-activated through the admin of one is served by the other at once, both warm it
-and drop the old one within seconds, and a stream that started before the
-switch finishes on the old version."""
+activated through the admin of one is served by the other within its poll
+(``TTS_MODEL_POLL_SECONDS``), both warm it and drop the old one within seconds,
+and a stream that started before the switch finishes on the old version."""
 
 from __future__ import annotations
 
@@ -122,12 +122,19 @@ def test_it_switches_versions_in_every_process_without_cutting_a_stream(
         v2.refresh_from_db()
         assert v2.status == ModelVersion.Status.ACTIVE
 
-        # The other process serves the new version to its very next request.
-        after = http.post("/v1/text-to-speech/joe?output_format=wav_22050", json={"text": "After the switch."})
-        assert after.status_code == 200
-        samples, rate = decode_audio(after.content, "wav_22050")
-        assert_speech(samples, rate, expected_rate=22050, text="After the switch.")
-        assert SynthesisRecord.objects.get(pk=after.headers["history-item-id"]).model_version_id == v2.pk
+        # The other process serves the new version once its poller has seen the switch
+        # (1 s here; its lookup cache would expire within TTS_LOOKUP_CACHE_S anyway).
+        switched_at = time.monotonic()
+        served: list[int | None] = []
+        while not served or served[-1] != v2.pk:
+            assert time.monotonic() - switched_at < 10, f"still served by {served[-1]} after 10 s"
+            after = http.post("/v1/text-to-speech/joe?output_format=wav_22050", json={"text": "After the switch."})
+            assert after.status_code == 200
+            samples, rate = decode_audio(after.content, "wav_22050")
+            assert_speech(samples, rate, expected_rate=22050, text="After the switch.")
+            served.append(SynthesisRecord.objects.get(pk=after.headers["history-item-id"]).model_version_id)
+            time.sleep(0.1)
+        assert set(served) <= {v1.pk, v2.pk}
 
         rest = b"".join(chunks)
 

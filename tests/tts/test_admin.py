@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.models import ApiKey
-from tests.fixtures import TenantCtx
+from tests.fixtures import TenantCtx, second_version
 from tts.models import ModelVersion, SynthesisRecord, Voice
 
 
@@ -64,14 +64,7 @@ def test_it_creates_keys_through_the_service(admin_client: Client, tenant_a: Ten
 
 def test_it_activates_a_version(admin_client: Client, joe: Voice) -> None:
     old = ModelVersion.objects.get()
-    new = ModelVersion.objects.create(
-        model_id=old.model_id,
-        version="2",
-        model_path=old.model_path,
-        config_path=old.config_path,
-        sha256=old.sha256,
-        sample_rate=22050,
-    )
+    new = second_version(old)
     admin_client.post("/admin/tts/modelversion/", {"action": "activate", "_selected_action": [new.pk]})
     old.refresh_from_db()
     new.refresh_from_db()

@@ -28,7 +28,7 @@ from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from tts.audio.formats import UnknownFormatError, parse_openai_format
 from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
-from tts.services.voices import voice_find
+from tts.services.voices import voice_find_cached
 from ttsplatform.openapi import audio_responses, error_responses
 
 from .elevenlabs import audio_headers
@@ -77,9 +77,9 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
             f"response_format: {exc}", code="invalid_response_format", status_code=400, field="response_format"
         ) from exc
     tenant = request_tenant(request)
-    voice = voice_find(tenant, data["voice"])
+    voice = voice_find_cached(tenant, data["voice"])
     if voice is None and data["voice"].lower() in OPENAI_VOICES:
-        voice = voice_find(tenant, settings.TTS_DEFAULT_VOICE_ID)
+        voice = voice_find_cached(tenant, settings.TTS_DEFAULT_VOICE_ID)
     if voice is None:
         raise ApiError(
             f"Voice '{data['voice']}' was not found.", code="voice_not_found", status_code=404, field="voice"

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from tts.models import ModelVersion, Voice
+from ttsplatform.lookup_cache import clear_lookup_caches
 
 from .alignment_model import AlignmentPatchError, has_alignment_output, patched_model_copy
 
@@ -216,9 +217,11 @@ def activate_model_version(version: ModelVersion) -> None:
         ModelVersion.objects.filter(pk=version.pk).update(
             status=ModelVersion.Status.ACTIVE, activated_at=timezone.now()
         )
+    clear_lookup_caches()  # served at once here; other processes within TTS_LOOKUP_CACHE_S or their poll
     version.refresh_from_db()
 
 
 def retire_model_version(version: ModelVersion) -> None:
     ModelVersion.objects.filter(pk=version.pk).update(status=ModelVersion.Status.RETIRED)
+    clear_lookup_caches()
     version.refresh_from_db()

@@ -7,8 +7,10 @@ Then it polls the ``ModelVersion`` table every ``TTS_MODEL_POLL_SECONDS``: a
 version activated or preloaded by another process (the admin, ``manage.py
 activate_model``) is loaded and warmed here within a few seconds, and a
 retired one is dropped from the registry. Requests resolve the active version
-per request from the database, so they switch at once; the poller only makes
-sure the new engine is warm before they get there. Dropping never closes an
+through a per-process lookup cache (``ttsplatform/lookup_cache.py``) that the
+poller clears when it sees the active versions change, so a process switches
+within one poll (and within ``TTS_LOOKUP_CACHE_S`` at the latest); the process
+that activated it switches at once. Dropping never closes an
 engine: a stream that started on the old version keeps its engine object and
 finishes on it. Versions nobody used for ``TTS_MODEL_IDLE_UNLOAD_SECONDS``
 (except preloaded ones) are unloaded and load again on the next request.
@@ -32,6 +34,7 @@ from django.db.models import Q
 from tts.inference.engine import ModelSpec
 from tts.inference.registry import EngineRegistry
 from tts.models import ModelVersion
+from ttsplatform.lookup_cache import clear_lookup_caches
 
 from .engines import get_registry, spec_for
 
@@ -73,6 +76,7 @@ class ModelLifecycle:
         self._failures: dict[Key, str] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._seen_versions: frozenset[tuple[int, str, str]] = frozenset()
 
     # --- thread ------------------------------------------------------------
 
@@ -125,6 +129,11 @@ class ModelLifecycle:
         """Bring this process's registry in line with the database once."""
         wanted = _wanted_versions()
         specs = {(v.pk, v.sha256): spec_for(v) for v in wanted}
+        seen = frozenset((v.pk, v.sha256, v.status) for v in wanted)
+        if seen != self._seen_versions:
+            # Another version is active (or one changed): requests of this process resolve it now.
+            self._seen_versions = seen
+            clear_lookup_caches()
         for spec in self.registry.loaded_specs():
             if (spec.id, spec.sha256) not in specs:
                 # Retired, back to draft, deleted or replaced. In-flight requests keep their engine.

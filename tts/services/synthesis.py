@@ -50,7 +50,7 @@ from .history import (
     store_record_audio,
 )
 from .timestamps import AlignmentTimeline, SegmentTiming, iter_segment_timed, synthesize_segment_timed
-from .voices import active_model_version, voice_get
+from .voices import active_model_version, voice_and_active_version
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,8 @@ def _max_chars(tenant: Tenant) -> int:
     return min(settings.TTS_MAX_CHARS_PER_REQUEST, tenant.plan.max_characters_per_request)
 
 
-def _resolve_model(req: SynthesisRequest, voice: Voice) -> ModelVersion:
+def _resolve_model(req: SynthesisRequest, voice: Voice, version: ModelVersion | None) -> ModelVersion:
+    """The version that serves ``req``: ``version``, the active one of the voice's model, if ``req`` allows."""
     model_id = (req.model_id or "").strip()
     if model_id and model_id != voice.model_id and not model_id.startswith(FOREIGN_MODEL_PREFIXES):
         known = ModelVersion.objects.filter(model_id=model_id).exists()
@@ -157,7 +158,6 @@ def _resolve_model(req: SynthesisRequest, voice: Voice) -> ModelVersion:
             status=400,
             field=req.model_field,
         )
-    version = active_model_version(voice.model_id)
     if version is None:
         raise SynthesisError(
             f"The model '{voice.model_id}' behind voice '{voice.voice_id}' has no active version.",
@@ -195,7 +195,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Prepared
     """
     started = time.monotonic()
     text = validate_text(req)
-    voice = voice_get(req.tenant, req.voice_id)
+    voice, active = voice_and_active_version(req.tenant, req.voice_id)
     if voice is None:
         raise SynthesisError(
             f"A voice with voice_id '{req.voice_id}' was not found.",
@@ -203,7 +203,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Prepared
             status=404,
             field=req.voice_field,
         )
-    model_version = _resolve_model(req, voice)
+    model_version = _resolve_model(req, voice, active)
     try:
         language = check_language(text, [voice.language, *model_version.languages], req.language)
         segments = prepare_text(
@@ -586,7 +586,7 @@ def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
 
 def resolve_model_version(req: SynthesisRequest, voice: Voice) -> ModelVersion:
     """The active model version that serves ``voice`` for ``req``; ``SynthesisError`` if none fits."""
-    return _resolve_model(req, voice)
+    return _resolve_model(req, voice, active_model_version(voice.model_id))
 
 
 def segment_params(engine: Engine, segment: Segment, *, speaker_index: int, speed: float) -> SynthesisParams:

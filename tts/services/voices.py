@@ -6,6 +6,11 @@ from django.db.models import Q, QuerySet
 
 from accounts.models import Tenant
 from tts.models import ModelVersion, Voice
+from ttsplatform.lookup_cache import LookupCache, lookup_cache
+
+# Keyed by tenant: a voice and the version serving it are resolved together, per tenant.
+_voices: LookupCache[tuple[int, str], tuple[Voice, ModelVersion]] = lookup_cache("voices")
+_voices_by_name: LookupCache[tuple[int, str], Voice] = lookup_cache("voices by name")
 
 
 def voices_for_tenant(tenant: Tenant) -> QuerySet[Voice]:
@@ -17,6 +22,24 @@ def voice_get(tenant: Tenant, voice_id: str) -> Voice | None:
     return voices_for_tenant(tenant).filter(voice_id=voice_id).first()
 
 
+def voice_and_active_version(tenant: Tenant, voice_id: str) -> tuple[Voice | None, ModelVersion | None]:
+    """The voice and the active version of its model, through this process's lookup cache
+    (the synthesis path reads them on every request). Nothing is cached while either is missing."""
+
+    incomplete: list[tuple[Voice | None, ModelVersion | None]] = []
+
+    def load() -> tuple[Voice, ModelVersion] | None:
+        voice = voice_get(tenant, voice_id)
+        version = active_model_version(voice.model_id) if voice is not None else None
+        if voice is None or version is None:
+            incomplete.append((voice, version))
+            return None
+        return voice, version
+
+    found = _voices.get((tenant.pk, voice_id), load)
+    return found if found is not None else incomplete[0]
+
+
 def voice_find(tenant: Tenant, name_or_id: str) -> Voice | None:
     """By voice_id, else by name (case-insensitive); used by the OpenAI API's ``voice``."""
     voice = voice_get(tenant, name_or_id)
@@ -25,8 +48,14 @@ def voice_find(tenant: Tenant, name_or_id: str) -> Voice | None:
     return voice
 
 
+def voice_find_cached(tenant: Tenant, name_or_id: str) -> Voice | None:
+    """``voice_find`` through this process's lookup cache (the OpenAI route's ``voice``)."""
+    return _voices_by_name.get((tenant.pk, name_or_id), lambda: voice_find(tenant, name_or_id))
+
+
 def active_model_version(model_id: str) -> ModelVersion | None:
     return ModelVersion.objects.filter(model_id=model_id, status=ModelVersion.Status.ACTIVE).first()
+
 
 
 def active_model_versions() -> QuerySet[ModelVersion]:
