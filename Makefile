@@ -66,7 +66,10 @@ typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy accounts tts ttsplatform
 
 # Benchmarks (not tests): each prints a markdown table; results go to docs/benchmarks.md.
+# bench_cache.py drives both servers with wrk (Debian's package) when it is there, else with httpx.
 bench: $(VENV)/.installed-dev
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null; } || echo "no wrk: bench_cache.py uses httpx"
 	$(BIN)/python bench/bench_engines_cpu.py
 	$(BIN)/python bench/bench_streaming.py --rounds 3
 	$(BIN)/python bench/bench_cache.py --seconds 10 --concurrency 1 8

@@ -10,10 +10,17 @@ Both servers get the same repeated text in the same format (wav, 22050 Hz):
   ``POST /synthesize``, which synthesizes every time.
 
 Each target runs a closed loop at each concurrency for ``--seconds``: requests
-per second, p50 and p99 latency. Usage::
+per second, p50 and p99 latency, and the CPU time the server process used per
+request. The load comes from ``wrk`` (Debian's package ``wrk``: a C client, so
+the client takes little of the 2 cores both servers share with it) or, without
+it, from an asyncio ``httpx`` client in this process (``--client``). After each
+platform run the history rows it wrote are counted and checked: one per
+request, every one a successful hit with its audio file.
+
+Usage::
 
     .venv/bin/python bench/bench_cache.py                      # SQLite, no Redis
-    DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/bench_cache.py
+    DB_POOL_SIZE=8 DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/bench_cache.py
     .venv/bin/python bench/bench_cache.py --seconds 20 --concurrency 1 8 --markdown /tmp/bench-cache.md
 
 Needs ``flask`` for Piper's server (``pip install flask``). Postgres: the
@@ -24,15 +31,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
+import re
+import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -49,7 +58,8 @@ class Result:
     requests: int
     errors: int
     seconds: float
-    latencies_ms: list[float]
+    #: Latency percentiles in ms, by quantile (0.5, 0.99).
+    percentiles: dict[float, float] = field(default_factory=dict)
     #: CPU time the server process used per answered request (user + system).
     server_cpu_ms: float = float("nan")
 
@@ -58,10 +68,14 @@ class Result:
         return self.requests / self.seconds
 
     def pct(self, q: float) -> float:
-        if not self.latencies_ms:
-            return float("nan")
-        ordered = sorted(self.latencies_ms)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+        return self.percentiles.get(q, float("nan"))
+
+
+def percentiles_of(latencies_ms: list[float]) -> dict[float, float]:
+    if not latencies_ms:
+        return {}
+    ordered = sorted(latencies_ms)
+    return {q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] for q in (0.5, 0.99)}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -88,8 +102,8 @@ def wait_http(url: str, timeout: float = 90.0) -> None:
     raise TimeoutError(f"{url} did not come up")
 
 
-def setup_platform(env: dict[str, str]) -> str:
-    """Migrate the database and create a tenant with unbounded limits; returns its API key."""
+def setup_platform(env: dict[str, str]) -> tuple[str, int]:
+    """Migrate the database and create a tenant with unbounded limits; returns its API key and the tenant id."""
     os.environ.update(env)
     import django
 
@@ -113,7 +127,7 @@ def setup_platform(env: dict[str, str]) -> str:
     tenant, _ = Tenant.objects.get_or_create(slug="bench", defaults={"name": "Bench", "plan": plan})
     # The same registration make run does (idempotent): the joe voice, active.
     import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)
-    return api_key_create(tenant=tenant, name="bench").raw_key
+    return api_key_create(tenant=tenant, name="bench").raw_key, tenant.pk
 
 
 async def closed_loop(
@@ -139,7 +153,65 @@ async def closed_loop(
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         wall = time.perf_counter() - started
-    return Result(name, concurrency, len(latencies), errors, wall, latencies)
+    return Result(name, concurrency, len(latencies), errors, wall, percentiles_of(latencies))
+
+
+_UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def _wrk_ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s)", text).groups()  # type: ignore[union-attr]
+    return float(value) * _UNITS_MS[unit]
+
+
+def wrk_loop(
+    name: str, url: str, body: dict[str, str], headers: dict[str, str], concurrency: int, seconds: float, tmp: Path
+) -> Result:
+    """The same closed loop, driven by wrk (one client thread, ``concurrency`` connections)."""
+    script = tmp / "post.lua"
+    lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(json.dumps(body))}"]
+    lines += [
+        f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}"
+        for k, v in {"Content-Type": "application/json", **headers}.items()
+    ]
+    script.write_text("\n".join(lines) + "\n")
+    out = subprocess.run(
+        ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds:g}s", "--timeout", "60s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    done = re.search(r"(\d+) requests in ([\d.]+)(ms|s)", out)
+    if done is None:
+        raise RuntimeError(f"could not read wrk's output:\n{out}")
+    wall = float(done.group(2)) * (0.001 if done.group(3) == "ms" else 1.0)
+    total = int(done.group(1))
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    errors = int(bad.group(1)) if bad else 0
+    errors += sum(int(x) for x in socket_errors.groups()) if socket_errors else 0
+    pcts: dict[float, float] = {}
+    for q, tag in ((0.5, "50%"), (0.99, "99%")):
+        if m := re.search(rf"^\s+{tag}\s+(\S+)\s*$", out, re.M):
+            pcts[q] = _wrk_ms(m.group(1))
+    return Result(name, concurrency, total - (int(bad.group(1)) if bad else 0), errors, wall, pcts)
+
+
+def check_history(tenant_id: int, since: object, requests: int, concurrency: int, *, audio: bool) -> str:
+    """The rows a platform run wrote: one per request, all successful hits (with their audio file)."""
+    from tts.models import SynthesisRecord
+
+    rows = SynthesisRecord.objects.filter(tenant_id=tenant_id, created_at__gte=since)
+    total = rows.count()
+    hits = rows.filter(cache_hit=True, status="success").count()
+    with_audio = rows.exclude(audio="").count()
+    # A request still in flight when the loop stopped may be written but not counted.
+    assert requests <= total <= requests + concurrency, (requests, total)
+    assert hits == total, f"{total - hits} rows are not successful hits"
+    if audio:
+        assert with_audio == total, f"{total - with_audio} rows have no audio file"
+        return f"{total} history rows, all successful hits with an audio file"
+    return f"{total} history rows, all successful hits"
 
 
 def start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -204,7 +276,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--text", default=TEXT)
     parser.add_argument("--markdown", type=Path, help="also write the results table here")
+    parser.add_argument(
+        "--client", choices=["auto", "wrk", "httpx"], default="auto", help="load generator (auto: wrk when installed)"
+    )
     args = parser.parse_args()
+    client = args.client if args.client != "auto" else ("wrk" if shutil.which("wrk") else "httpx")
 
     load_before = os.getloadavg()[0]
     var_dir = Path(tempfile.mkdtemp(prefix="tts-bench-"))
@@ -224,7 +300,10 @@ def main() -> None:
             "PYTHONUNBUFFERED": "1",
         }
     )
-    key = setup_platform(env)
+    key, tenant_id = setup_platform(env)
+    store_audio = env.get("TTS_STORE_AUDIO", "true").lower() in ("1", "true", "yes", "on")
+    from django.utils import timezone
+
     body = {"text": args.text}
 
     port = free_port()
@@ -243,6 +322,7 @@ def main() -> None:
         var_dir / "piper.log",
     )
     results: list[Result] = []
+    checks: list[str] = []
     try:
         base = f"http://127.0.0.1:{port}"
         wait_http(base + "/healthz")
@@ -261,15 +341,24 @@ def main() -> None:
             ):
                 pid = daphne.pid if url == platform_url else piper.pid
                 cpu_before = cpu_seconds(pid)
-                result = asyncio.run(closed_loop(name, url, body, hdrs, concurrency, args.seconds))
+                since = timezone.now()
+                if client == "wrk":
+                    result = wrk_loop(name, url, body, hdrs, concurrency, args.seconds, var_dir)
+                else:
+                    result = asyncio.run(closed_loop(name, url, body, hdrs, concurrency, args.seconds))
                 result.server_cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / max(1, result.requests)
                 results.append(result)
-                print(
+                line = (
                     f"{name:22} c={concurrency:<3} {result.rps:8.1f} req/s  p50 {result.pct(0.5):7.1f} ms  "
                     f"p99 {result.pct(0.99):7.1f} ms  cpu {result.server_cpu_ms:6.1f} ms/req  "
-                    f"({result.requests} ok, {result.errors} errors)",
-                    flush=True,
+                    f"({result.requests} ok, {result.errors} errors)"
                 )
+                if url == platform_url:
+                    time.sleep(0.5)  # let the last in-flight request finish writing
+                    checked = check_history(tenant_id, since, result.requests, concurrency, audio=store_audio)
+                    checks.append(f"concurrency {concurrency}: {checked}")
+                    line += f"  [{checked}]"
+                print(line, flush=True)
     finally:
         stop(daphne)
         stop(piper)
@@ -280,12 +369,14 @@ def main() -> None:
         f"({platform.processor() or platform.machine()}), load average {load_before:.1f} before the run and "
         f"{os.getloadavg()[0]:.1f} after it. Text: {len(args.text)} characters, wav 22050 Hz "
         f"({len(second.content)} bytes). Platform: one daphne process, database "
-        f"{'PostgreSQL' if database_url.startswith('postgres') else 'SQLite'}, "
+        f"{'PostgreSQL' if database_url.startswith('postgres') else 'SQLite'}"
+        f"{' (DB_POOL_SIZE=' + env['DB_POOL_SIZE'] + ')' if env.get('DB_POOL_SIZE') else ''}, "
         f"{'Redis L2 + ' if env.get('REDIS_URL') else ''}in-process L1; every measured request is a hit that "
         f"also authenticates, bills, applies the limits and writes its history row"
-        f"{' and audio file' if env.get('TTS_STORE_AUDIO', 'true').lower() in ('1', 'true', 'yes', 'on') else ''}. "
+        f"{' and audio file (a hard link to the first one)' if store_audio else ''}. "
         f"Piper: `python -m piper.http_server` (Flask, threaded), synthesizing every request. "
-        f"Median of all requests: {statistics.median([x for r in results for x in r.latencies_ms]):.1f} ms."
+        f"Load: {'wrk (one thread)' if client == 'wrk' else 'httpx (asyncio, in the bench process)'}. "
+        f"History written by the platform runs: {'; '.join(checks)}."
     )
     table = markdown(results, config)
     print()
