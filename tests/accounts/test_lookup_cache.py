@@ -53,6 +53,18 @@ def test_it_answers_a_warm_cache_hit_with_two_statements(tenant_a: TenantCtx, jo
     assert statements == [["INSERT", "INTO", '"tts_synthesisrecord"'], ["UPDATE", '"accounts_usage"', "SET"]]
 
 
+def test_it_resolves_an_openai_voice_name_once(tenant_a: TenantCtx, joe: Voice) -> None:
+    body = {"model": "tts-1", "input": TEXT, "voice": "alloy", "response_format": "wav"}
+    client = tenant_a.client()
+    first = client.post("/v1/audio/speech", body, format="json")
+    assert first.status_code == 200  # "alloy" is no voice here: the default voice speaks
+    assert SynthesisRecord.objects.get(pk=first["history-item-id"]).voice_id == "joe"
+    with CaptureQueriesContext(connection) as queries:
+        for _ in range(2):
+            assert client.post("/v1/audio/speech", body, format="json").status_code == 200
+    assert selects_from(queries, "tts_voice") == 0
+
+
 def test_it_reads_them_on_every_request_when_turned_off(tenant_a: TenantCtx, joe: Voice, settings: object) -> None:
     settings.TTS_LOOKUP_CACHE_S = 0  # type: ignore[attr-defined]
     queries = three_requests(tenant_a)

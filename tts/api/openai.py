@@ -77,9 +77,9 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
             f"response_format: {exc}", code="invalid_response_format", status_code=400, field="response_format"
         ) from exc
     tenant = request_tenant(request)
-    voice = voice_find_cached(tenant, data["voice"])
-    if voice is None and data["voice"].lower() in OPENAI_VOICES:
-        voice = voice_find_cached(tenant, settings.TTS_DEFAULT_VOICE_ID)
+    # OpenAI's own voice names stand for the default voice unless a voice of that name exists.
+    fallback = settings.TTS_DEFAULT_VOICE_ID if data["voice"].lower() in OPENAI_VOICES else None
+    voice = voice_find_cached(tenant, data["voice"], fallback_id=fallback)
     if voice is None:
         raise ApiError(
             f"Voice '{data['voice']}' was not found.", code="voice_not_found", status_code=404, field="voice"

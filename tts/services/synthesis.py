@@ -255,8 +255,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Prepared
         answered=whole and cached is not None,
     )
     try:
-        if prep.answered:
-            assert cached is not None
+        if prep.answered and cached is not None:
             _answer_from_cache(prep, cached)
         # One transaction, one commit: the record and the characters it spends.
         with transaction.atomic():

@@ -10,7 +10,7 @@ from ttsplatform.lookup_cache import LookupCache, lookup_cache
 
 # Keyed by tenant: a voice and the version serving it are resolved together, per tenant.
 _voices: LookupCache[tuple[int, str], tuple[Voice, ModelVersion]] = lookup_cache("voices")
-_voices_by_name: LookupCache[tuple[int, str], Voice] = lookup_cache("voices by name")
+_voices_by_name: LookupCache[tuple[int, str, str | None], Voice] = lookup_cache("voices by name")
 
 
 def voices_for_tenant(tenant: Tenant) -> QuerySet[Voice]:
@@ -48,14 +48,21 @@ def voice_find(tenant: Tenant, name_or_id: str) -> Voice | None:
     return voice
 
 
-def voice_find_cached(tenant: Tenant, name_or_id: str) -> Voice | None:
-    """``voice_find`` through this process's lookup cache (the OpenAI route's ``voice``)."""
-    return _voices_by_name.get((tenant.pk, name_or_id), lambda: voice_find(tenant, name_or_id))
+def voice_find_cached(tenant: Tenant, name_or_id: str, *, fallback_id: str | None = None) -> Voice | None:
+    """``voice_find``, else the voice ``fallback_id`` when given, through this process's lookup
+    cache (the OpenAI route's ``voice``, where ``alloy`` and the like mean the default voice)."""
+
+    def load() -> Voice | None:
+        voice = voice_find(tenant, name_or_id)
+        if voice is None and fallback_id:
+            voice = voice_find(tenant, fallback_id)
+        return voice
+
+    return _voices_by_name.get((tenant.pk, name_or_id, fallback_id), load)
 
 
 def active_model_version(model_id: str) -> ModelVersion | None:
     return ModelVersion.objects.filter(model_id=model_id, status=ModelVersion.Status.ACTIVE).first()
-
 
 
 def active_model_versions() -> QuerySet[ModelVersion]:
