@@ -8,12 +8,7 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_delete, post_save
-
-        from ttsplatform.lookup_cache import clear_lookup_caches
+        from ttsplatform.lookup_cache import clear_lookup_caches_on_change
 
         # Keys are cached with their tenant and plan (ttsplatform/lookup_cache.py).
-        for model in ("ApiKey", "Tenant", "Plan"):
-            sender = self.get_model(model)
-            post_save.connect(clear_lookup_caches, sender=sender, dispatch_uid=f"lookup-cache-save-{model}")
-            post_delete.connect(clear_lookup_caches, sender=sender, dispatch_uid=f"lookup-cache-delete-{model}")
+        clear_lookup_caches_on_change(*(self.get_model(name) for name in ("ApiKey", "Tenant", "Plan")))

@@ -29,6 +29,8 @@ from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from django.conf import settings
+from django.db.models import Model
+from django.db.models.signals import post_delete, post_save
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -83,3 +85,11 @@ def clear_lookup_caches(**_: object) -> None:
     """Forget every cached row in this process (a signal receiver too: takes any arguments)."""
     for cache in _caches:
         cache.clear()
+
+
+def clear_lookup_caches_on_change(*models: type[Model]) -> None:
+    """Clear the caches whenever a row of one of ``models`` is saved or deleted in this process."""
+    for model in models:
+        label = model._meta.label
+        post_save.connect(clear_lookup_caches, sender=model, dispatch_uid=f"lookup-cache-save-{label}")
+        post_delete.connect(clear_lookup_caches, sender=model, dispatch_uid=f"lookup-cache-delete-{label}")
