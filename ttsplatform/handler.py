@@ -4,8 +4,8 @@ Django's own ``ASGIHandler`` builds an async middleware chain. Every
 sync-only middleware then needs an adapter, and every ``MiddlewareMixin``
 runs its ``process_request`` and ``process_response`` through
 ``sync_to_async``: with our stack that is about fifteen hops between the event
-loop and a worker thread per request, measured at about 3 ms of CPU on a
-2-core machine (``bench/bench_cache.py``), more than the work of a cache hit.
+loop and a worker thread per request, measured at 2.5 ms of CPU on a 2-core
+machine (a 401 on ``/v1/models``: 5.2 ms with Django's handler, 2.7 ms here).
 
 Here the chain is built in sync mode (as under WSGI) and the whole of it,
 view included, runs in one ``sync_to_async`` call: one hop per request. The

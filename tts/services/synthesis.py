@@ -278,22 +278,21 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Prepared
 
 def _answer_from_cache(prep: PreparedSynthesis, cached: CachedAudio) -> None:
     """Fill in the final state of a whole-file hit's record (and its audio file) before it is written."""
-    req = prep.request
-    record = prep.record
-    prep.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
-    if req.timestamps:
-        stored = alignment_cache.get(prep.cache_key)
-        prep.timeline = AlignmentTimeline.from_json(stored) if stored else None
-    record.sample_rate = cached.output_format.sample_rate
+    _serve_from_cache(prep, cached)
     prep.done_segments = len(prep.segments)
     prep.audio_seconds = cached.duration_s
     prep.first_byte_at = time.monotonic()
-    finish_fields(prep, record, status=SynthesisRecord.Status.SUCCESS)
-    try:
-        _store_cached_audio(prep, cached)
-    except Exception:  # as for a synthesis: the answer and its record matter more than the stored copy
-        logger.exception("could not store the audio of history record %s", record.pk)
-        record.audio.name = ""
+    finish_fields(prep, prep.record, status=SynthesisRecord.Status.SUCCESS)
+    _store_cached_audio(prep, cached)
+
+
+def _serve_from_cache(prep: PreparedSynthesis, cached: CachedAudio) -> None:
+    """What a hit answers with: the entry's format and duration, and its timings when asked for."""
+    prep.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
+    if prep.request.timestamps:
+        stored = alignment_cache.get(prep.cache_key)
+        prep.timeline = AlignmentTimeline.from_json(stored) if stored else None
+    prep.record.sample_rate = cached.output_format.sample_rate
 
 
 def _store_cached_audio(prep: PreparedSynthesis, cached: CachedAudio) -> bool:
@@ -301,11 +300,19 @@ def _store_cached_audio(prep: PreparedSynthesis, cached: CachedAudio) -> bool:
 
     When the entry's file is gone (its item was deleted) the bytes are written
     and the entry is pointed at this record's file, so later hits link again.
+    Never raises: as for a synthesis, the answer and its record matter more
+    than the stored copy.
     """
     if not (prep.request.enable_logging and settings.TTS_STORE_AUDIO):
         return False
     record = prep.record
-    linked = store_record_audio(record, cached.audio, cached.output_format.extension, share_from=cached.stored_name)
+    try:
+        extension = cached.output_format.extension
+        linked = store_record_audio(record, cached.audio, extension, share_from=cached.stored_name)
+    except Exception:
+        logger.exception("could not store the audio of history record %s", record.pk)
+        record.audio.name = ""
+        return False
     if not linked and storage_links_files(record.audio.storage):
         audio_cache.put(prep.cache_key, dataclasses.replace(cached, stored_name=record.audio.name or ""))
     return True
@@ -515,11 +522,7 @@ def synthesis_iter_bytes(prep: PreparedSynthesis) -> Iterator[bytes]:
 
 def _iter_cached(prep: PreparedSynthesis, cached: CachedAudio) -> Iterator[bytes]:
     """A cache hit, sent like a stream: no engine; characters and history as for a synthesis."""
-    prep.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
-    if prep.request.timestamps:
-        stored = alignment_cache.get(prep.cache_key)
-        prep.timeline = AlignmentTimeline.from_json(stored) if stored else None
-    prep.record.sample_rate = cached.output_format.sample_rate
+    _serve_from_cache(prep, cached)
     status = SynthesisRecord.Status.CANCELLED
     try:
         for piece in cached.pieces():
@@ -532,12 +535,7 @@ def _iter_cached(prep: PreparedSynthesis, cached: CachedAudio) -> Iterator[bytes
     finally:
         prep.admission.release()
         if status == SynthesisRecord.Status.SUCCESS:
-            try:
-                saved = _store_cached_audio(prep, cached)
-            except Exception:
-                logger.exception("could not store the audio of history record %s", prep.record.pk)
-                saved = False
-            record_finish(prep, status=status, sink=None, audio_saved=saved)
+            record_finish(prep, status=status, sink=None, audio_saved=_store_cached_audio(prep, cached))
         else:
             refund_characters(prep.reservation)
             record_finish(prep, status=status, sink=None)
