@@ -7,6 +7,7 @@ character alignment that the with-timestamps endpoints store.
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 from dataclasses import replace
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import av
 import numpy as np
 import soundfile as sf
+from django.utils.text import slugify
 
 from tts.audio import g711
 from tts.audio.encode import encode_all
@@ -179,3 +181,11 @@ def captions_srt(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> st
         f"{i}\n{_timestamp(a, ',')} --> {_timestamp(b, ',')}\n{line}" for i, (a, b, line) in enumerate(cues, start=1)
     ]
     return "\n\n".join(body) + "\n"
+
+
+def download_filename(voice: str, created_at: dt.datetime, text: str, extension: str) -> str:
+    """A name people can tell apart in a downloads folder: ``joe_2026-05-01_1432_the-ferry-left-the.mp3``."""
+    words = slugify(" ".join(text.split()[:6]))[:48].strip("-")
+    stamp = created_at.astimezone(dt.UTC).strftime("%Y-%m-%d_%H%M%S")
+    parts = [slugify(voice)[:32] or "voice", stamp, *([words] if words else [])]
+    return f"{'_'.join(parts)}.{extension}"
