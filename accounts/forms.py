@@ -42,6 +42,16 @@ class ApiKeyCreateForm(forms.Form):
         return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC) if day else None
 
 
+class ApiKeyRenameForm(forms.Form):
+    name = forms.CharField(max_length=100, label="New name", widget=forms.TextInput(attrs={"autocomplete": "off"}))
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Give the key a name.")
+        return name
+
+
 class TenantSwitchForm(forms.Form):
     tenant_id = forms.IntegerField(label="Tenant", min_value=1)
 

@@ -80,6 +80,12 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
     clear_lookup_caches()  # refused at once here; other processes within TTS_LOOKUP_CACHE_S
 
 
+def api_key_rename(*, api_key: ApiKey, name: str) -> None:
+    """A new label; the secret, prefix and everything that authenticates stay as they were."""
+    ApiKey.objects.filter(pk=api_key.pk).update(name=name)
+    api_key.name = name
+
+
 def api_key_authenticate(raw_key: str) -> ApiKey:
     """Return the usable key for ``raw_key`` or raise ``InvalidApiKey``."""
     raw_key = raw_key.strip()

@@ -14,4 +14,5 @@ urlpatterns = [
     path("keys/", views.api_keys, name="keys"),
     path("keys/new/", views.api_key_new, name="key-new"),
     path("keys/<int:key_id>/revoke/", views.api_key_revoke_view, name="key-revoke"),
+    path("keys/<int:key_id>/rename/", views.api_key_rename_view, name="key-rename"),
 ]

@@ -16,8 +16,8 @@ from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from .forms import ApiKeyCreateForm, TenantSwitchForm
-from .keys import api_key_create, api_key_revoke
+from .forms import ApiKeyCreateForm, ApiKeyRenameForm, TenantSwitchForm
+from .keys import api_key_create, api_key_rename, api_key_revoke
 from .models import Scope
 from .quota import next_period_start, usage_for_period
 from .selectors import api_key_get, api_keys_for_tenant, characters_per_day
@@ -73,10 +73,26 @@ def overview(request: TenantRequest) -> HttpResponse:
     return render(request, "dashboard/overview.html", context)
 
 
+# The session key under which a new key's secret waits for the one page that shows it.
+NEW_KEY_SESSION = "new_api_key"
+
+
 def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 200, **extra: object) -> HttpResponse:
-    keys = list(api_keys_for_tenant(request.tenant))
+    all_keys = list(api_keys_for_tenant(request.tenant))
+    show_revoked = request.GET.get("revoked") == "1"
+    revoked_count = sum(1 for k in all_keys if k.revoked_at is not None)
+    keys = all_keys if show_revoked else [k for k in all_keys if k.revoked_at is None]
     labels = dict(Scope.choices)
-    context = dashboard_context(request, page="keys", keys=keys, form=form, scope_labels=labels, **extra)
+    context = dashboard_context(
+        request,
+        page="keys",
+        keys=keys,
+        form=form,
+        scope_labels=labels,
+        show_revoked=show_revoked,
+        revoked_count=revoked_count,
+        **extra,
+    )
     return render(request, "dashboard/keys.html", context, status=status)
 
 
@@ -84,7 +100,17 @@ def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 
 @member_required
 @managers_only
 def api_keys(request: TenantRequest) -> HttpResponse:
-    return _keys_page(request, ApiKeyCreateForm())
+    # A secret made by the POST before this redirect is shown on this one page view, then forgotten:
+    # a reload (or the back button) shows nothing new and creates nothing.
+    new = request.session.pop(NEW_KEY_SESSION, None)
+    extra: dict[str, object] = {}
+    if isinstance(new, dict) and new.get("tenant_id") == request.tenant.pk:
+        key = api_key_get(request.tenant, new.get("key_id"))
+        if key is not None:
+            extra = {"new_key": key, "new_secret": new.get("secret", "")}
+    response = _keys_page(request, ApiKeyCreateForm(), **extra)
+    add_never_cache_headers(response)
+    return response
 
 
 @require_POST
@@ -101,10 +127,31 @@ def api_key_new(request: TenantRequest) -> HttpResponse:
         expires_at=form.expires_at(),
         created_by=request.user,  # type: ignore[arg-type]
     )
-    # The secret is rendered into this one response and never again: no redirect, no caching.
-    response = _keys_page(request, ApiKeyCreateForm(), new_key=issued.api_key, new_secret=issued.raw_key)
-    add_never_cache_headers(response)
-    return response
+    # Post/redirect/get: the secret waits in the session for the next page view of the list.
+    request.session[NEW_KEY_SESSION] = {
+        "tenant_id": request.tenant.pk,
+        "key_id": issued.api_key.pk,
+        "secret": issued.raw_key,
+    }
+    return redirect("dashboard:keys")
+
+
+@require_POST
+@member_required
+@managers_only
+def api_key_rename_view(request: TenantRequest, key_id: int) -> HttpResponse:
+    key = api_key_get(request.tenant, key_id)
+    if key is None:
+        raise Http404("No such API key.")
+    form = ApiKeyRenameForm(request.POST)
+    if not form.is_valid():
+        errors = "; ".join(str(e) for e in form.errors.get("name", []))
+        messages.error(request, f"The key '{key.name}' keeps its name: {errors}")
+        return redirect("dashboard:keys")
+    old = key.name
+    api_key_rename(api_key=key, name=form.cleaned_data["name"])
+    messages.success(request, f"Renamed the key '{old}' to '{key.name}'.")
+    return redirect("dashboard:keys")
 
 
 @require_POST

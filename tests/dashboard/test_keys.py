@@ -10,14 +10,17 @@ from django.utils import timezone
 
 from accounts.keys import InvalidApiKey, api_key_authenticate
 from accounts.models import ApiKey, Membership
-from tests.fixtures import TenantCtx
+from tests.fixtures import TenantCtx, make_tenant
 
 
 def test_it_creates_a_key_and_shows_the_secret_once(tenant_a: TenantCtx, owner_a: Client, joe: object) -> None:
     expires = (timezone.now() + dt.timedelta(days=10)).date()
-    response = owner_a.post(
+    posted = owner_a.post(
         "/keys/new/", {"name": "web app", "scopes": ["tts", "history:read"], "expires_on": expires.isoformat()}
     )
+    # Post/redirect/get: the POST answers with a redirect, the list shows the secret once.
+    assert posted.status_code == 302 and posted["Location"] == "/keys/"
+    response = owner_a.get("/keys/")
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]
     html = response.content.decode()
@@ -87,4 +90,47 @@ def test_it_lets_admins_manage_keys(tenant_a: TenantCtx, django_user_model: type
     client = Client()
     client.force_login(admin)
     assert client.get("/keys/").status_code == 200
-    assert client.post("/keys/new/", {"name": "by admin", "scopes": ["tts"]}).status_code == 200
+    assert client.post("/keys/new/", {"name": "by admin", "scopes": ["tts"]}).status_code == 302
+    assert 'id="new-key-secret"' in client.get("/keys/").content.decode()
+
+
+def test_a_reload_after_creating_a_key_shows_nothing_new_and_creates_nothing(
+    tenant_a: TenantCtx, owner_a: Client
+) -> None:
+    before = ApiKey.objects.count()
+    owner_a.post("/keys/new/", {"name": "once", "scopes": ["tts"]})
+    first = owner_a.get("/keys/").content.decode()
+    assert 'id="new-key-secret"' in first
+    reloaded = owner_a.get("/keys/").content.decode()
+    assert 'id="new-key-secret"' not in reloaded and "tts_" in reloaded
+    assert ApiKey.objects.count() == before + 1
+
+
+def test_revoked_keys_hide_behind_a_toggle(tenant_a: TenantCtx, owner_a: Client) -> None:
+    owner_a.post("/keys/new/", {"name": "still here", "scopes": ["tts"]})
+    owner_a.post(f"/keys/{tenant_a.api_key.pk}/revoke/")
+    listing = owner_a.get("/keys/").content.decode()
+    assert f'data-key-prefix="{tenant_a.api_key.prefix}"' not in listing
+    assert "still here" in listing and "Show revoked keys (1)" in listing
+    shown = owner_a.get("/keys/?revoked=1").content.decode()
+    assert f'data-key-prefix="{tenant_a.api_key.prefix}"' in shown and "Hide revoked keys (1)" in shown
+
+
+def test_it_renames_a_key_and_the_key_still_works(tenant_a: TenantCtx, owner_a: Client, joe: object) -> None:
+    response = owner_a.post(f"/keys/{tenant_a.api_key.pk}/rename/", {"name": "  billing service  "})
+    assert response.status_code == 302
+    tenant_a.api_key.refresh_from_db()
+    assert tenant_a.api_key.name == "billing service"
+    assert api_key_authenticate(tenant_a.key).pk == tenant_a.api_key.pk
+    assert "Renamed the key" in owner_a.get("/keys/").content.decode()
+    blank = owner_a.post(f"/keys/{tenant_a.api_key.pk}/rename/", {"name": "   "}, follow=True)
+    assert "keeps its name" in blank.content.decode()
+    tenant_a.api_key.refresh_from_db()
+    assert tenant_a.api_key.name == "billing service"
+
+
+def test_it_renames_only_its_own_tenants_keys(tenant_a: TenantCtx, owner_a: Client) -> None:
+    other = make_tenant("beta")
+    assert owner_a.post(f"/keys/{other.api_key.pk}/rename/", {"name": "mine now"}).status_code == 404
+    other.api_key.refresh_from_db()
+    assert other.api_key.name == "beta key"
