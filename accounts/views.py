@@ -103,12 +103,13 @@ def api_keys(request: TenantRequest) -> HttpResponse:
     # A secret made by the POST before this redirect is shown on this one page view, then forgotten:
     # a reload (or the back button) shows nothing new and creates nothing.
     new = request.session.pop(NEW_KEY_SESSION, None)
-    extra: dict[str, object] = {}
+    key = None
     if isinstance(new, dict) and new.get("tenant_id") == request.tenant.pk:
         key = api_key_get(request.tenant, new.get("key_id"))
-        if key is not None:
-            extra = {"new_key": key, "new_secret": new.get("secret", "")}
-    response = _keys_page(request, ApiKeyCreateForm(), **extra)
+    if key is not None:
+        response = _keys_page(request, ApiKeyCreateForm(), new_key=key, new_secret=new.get("secret", ""))
+    else:
+        response = _keys_page(request, ApiKeyCreateForm())
     add_never_cache_headers(response)
     return response
 

@@ -14,6 +14,12 @@ from tts.models import SynthesisRecord, Voice
 class HistoryFilterForm(forms.Form):
     """GET filters for the history list; every field optional, bad values named in errors."""
 
+    q = forms.CharField(
+        required=False,
+        label="Text contains",
+        max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words in the text"}),
+    )
     # Any voice id, not only today's voices: history outlives deleted voices. The select offers the current ones.
     voice = forms.SlugField(required=False, label="Voice", max_length=64, widget=forms.Select)
     source = forms.ChoiceField(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from . import playground_views, views
 
 urlpatterns = [
-    path("playground/", views.playground, name="playground"),
+    path("playground/", playground_views.playground, name="playground"),
+    path("playground/recent/", playground_views.playground_recent, name="playground-recent"),
     path("history/", views.history, name="history"),
     path("history/<str:item_id>/audio/", views.history_audio, name="history-audio"),
     path("history/<str:item_id>/download/", views.history_download, name="history-download"),

@@ -1,5 +1,5 @@
-"""Dashboard pages for speech: the streaming playground, the history, long-form jobs
-and the voice catalog.
+"""Dashboard pages for speech: the history, long-form jobs and the voice catalog
+(the playground is ``tts.playground_views``).
 
 Everything is scoped to the session's current tenant (``accounts.tenancy``);
 an id that belongs to another tenant answers 404, like one that does not exist.
@@ -26,7 +26,15 @@ from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
 from tts.models import Job, SynthesisRecord
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
-from tts.services.history_export import DOWNLOAD_FORMATS, ExportError, captions_vtt, export_audio, playable_audio
+from tts.services.history_export import (
+    DOWNLOAD_FORMATS,
+    ExportError,
+    captions_vtt,
+    download_filename,
+    export_audio,
+    playable_audio,
+    stored_audio_is_raw,
+)
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.services.synthesis import SynthesisError
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
@@ -36,9 +44,6 @@ logger = logging.getLogger(__name__)
 
 HISTORY_PAGE_SIZE = 25
 JOBS_PAGE_SIZE = 25
-# The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
-PLAYGROUND_FORMAT = "pcm_22050"
-PLAYGROUND_SAMPLE_RATE = 22050
 
 # Columns the list shows; big JSON columns stay in the database.
 _LIST_FIELDS = (
@@ -71,21 +76,6 @@ def _item_or_404(request: TenantRequest, item_id: str) -> SynthesisRecord:
 
 @require_GET
 @member_required
-def playground(request: TenantRequest) -> HttpResponse:
-    voices = list(voices_for_tenant(request.tenant))
-    context = dashboard_context(
-        request,
-        page="playground",
-        voices=voices,
-        output_format=PLAYGROUND_FORMAT,
-        sample_rate=PLAYGROUND_SAMPLE_RATE,
-        max_chars=min(request.tenant.plan.max_characters_per_request, 5000),
-    )
-    return render(request, "dashboard/playground.html", context)
-
-
-@require_GET
-@member_required
 def history(request: TenantRequest) -> HttpResponse:
     tenant = request.tenant
     voices = list(voices_for_tenant(tenant))
@@ -105,6 +95,7 @@ def history(request: TenantRequest) -> HttpResponse:
             status=data.get("status") or None,
             date_after=after,
             date_before=before,
+            text_contains=(data.get("q") or "").strip() or None,
         ).only(*_LIST_FIELDS)
         # Whether captions exist, without loading the (large) alignment itself.
         qs = qs.annotate(has_captions=ExpressionWrapper(Q(alignment__isnull=False), output_field=BooleanField()))
@@ -119,6 +110,8 @@ def history(request: TenantRequest) -> HttpResponse:
         if len(page) > HISTORY_PAGE_SIZE:
             page = page[:HISTORY_PAGE_SIZE]
             next_cursor = str(page[-1].pk)
+        for item in page:
+            item.raw_audio = stored_audio_is_raw(item)  # type: ignore[attr-defined]
         items = page
     query = request.GET.copy()
     query.pop("before", None)
@@ -161,15 +154,18 @@ def history_audio(request: TenantRequest, item_id: str) -> HttpResponseBase:
 @require_GET
 @member_required
 def history_download(request: TenantRequest, item_id: str) -> HttpResponse:
+    """The item's audio; by default as delivered, except raw PCM/G.711, which comes as WAV players open."""
     record = _item_or_404(request, item_id)
-    format_name = request.GET.get("format") or record.output_format
+    format_name = request.GET.get("format") or ""
     try:
-        data, fmt = export_audio(record, format_name)
+        playable = playable_audio(record) if not format_name else None
+        data, fmt = playable or export_audio(record, format_name or record.output_format)
     except ExportError as exc:
         status = 404 if exc.field == "item" else 400
         return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
     response = HttpResponse(data, content_type=fmt.content_type)
-    response["Content-Disposition"] = f'attachment; filename="{record.pk}.{fmt.extension}"'
+    name = download_filename(record.voice_name or record.voice_id, record.created_at, record.text, fmt.extension)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 

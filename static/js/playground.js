@@ -10,8 +10,36 @@
   var outputFormat = form.dataset.outputFormat;
   var el = function (id) { return document.getElementById(id); };
   var playBtn = el("pg-play"), stopBtn = el("pg-stop"), download = el("pg-download");
-  var errorBox = el("pg-error");
-  var ctx = null, socket = null, run = null;
+  var errorBox = el("pg-error"), textBox = el("pg-text"), overBox = el("pg-over");
+  var maxChars = parseInt(form.dataset.maxChars, 10);
+  var ctx = null, socket = null, run = null, lastItemId = null;
+  var fmtNumber = function (n) { return n.toLocaleString("en-US"); };
+
+  // --- the character counter and the cut at the limit ---------------------------
+  // Where a text over the limit is cut: the last word boundary before it (a whole word is never split).
+  function cutPoint(text) {
+    if (text.length <= maxChars) return text.length;
+    var head = text.slice(0, maxChars + 1);
+    var at = Math.max(head.lastIndexOf(" "), head.lastIndexOf("\n"));
+    return at > 0 ? at : maxChars;
+  }
+  function updateCounter() {
+    var n = textBox.value.length;
+    el("pg-count-n").textContent = fmtNumber(n);
+    el("pg-count").classList.toggle("over", n > maxChars);
+    if (n > maxChars) {
+      var keep = cutPoint(textBox.value);
+      overBox.textContent = fmtNumber(n - maxChars) + " characters over the limit of " + fmtNumber(maxChars) +
+        ". Play speaks only the first " + fmtNumber(keep) + " characters, up to the last whole word: “…" +
+        textBox.value.slice(Math.max(0, keep - 40), keep).trim() + "”.";
+      overBox.hidden = false;
+    } else {
+      overBox.hidden = true;
+      overBox.textContent = "";
+    }
+    window.playgroundStats && (window.playgroundStats.counter = n);
+  }
+  textBox.addEventListener("input", function () { updateCounter(); renderCode(); });
 
   function resetStats() {
     window.playgroundStats = {
@@ -86,12 +114,78 @@
     playBtn.disabled = false;
     stopBtn.disabled = true;
     if (state.samples) {
-      if (download.href) URL.revokeObjectURL(download.href);
-      download.href = URL.createObjectURL(wavBlob(state.pcmChunks, state.samples));
-      download.hidden = false;
+      state.wav = wavBlob(state.pcmChunks, state.samples);
+      offerDownload(state);
     }
     if (message) setStatus(message);
+    refreshRecent(state, 0);
   }
+
+  // --- the download: WAV from what arrived, other formats from the history item -----
+  function offerDownload(state) {
+    var fmt = el("pg-format").value;
+    if (download.href && download.href.indexOf("blob:") === 0) URL.revokeObjectURL(download.href);
+    download.removeAttribute("href");
+    download.hidden = true;
+    if (!state || !state.samples) return;
+    if (fmt === "wav_22050") {
+      download.href = URL.createObjectURL(state.wav);
+      download.setAttribute("download", "playground.wav");
+      download.textContent = "Download WAV";
+      download.hidden = false;
+    } else if (state.itemId) {
+      download.href = "/history/" + state.itemId + "/download/?format=" + encodeURIComponent(fmt);
+      download.removeAttribute("download");
+      download.setAttribute("download", "");
+      download.textContent = "Download " + el("pg-format").selectedOptions[0].textContent.split(" ")[0];
+      download.hidden = false;
+    }
+  }
+  el("pg-format").addEventListener("change", function () { if (run && run.finished) offerDownload(run); renderCode(); });
+
+  // --- recent generations (and this run's history item) ---------------------------
+  function refreshRecent(state, attempt) {
+    fetch(form.dataset.recentUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (data) {
+        var items = data.items || [];
+        var newest = items[0];
+        // The run's own item is the newest one not seen before; it may take a moment to be stored.
+        if (state && state.samples && (!newest || newest.id === lastItemId || newest.status !== "success") && attempt < 10) {
+          setTimeout(function () { refreshRecent(state, attempt + 1); }, 300);
+          return;
+        }
+        renderRecent(items);
+        if (newest) lastItemId = newest.id;
+        if (state && newest && newest.status === "success") {
+          state.itemId = newest.id;
+          window.playgroundStats.itemId = newest.id;
+          if (el("pg-format").value !== "wav_22050") offerDownload(state);
+        }
+        if (typeof data.max_chars === "number") { maxChars = data.max_chars; updateCounter(); }
+        window.playgroundStats.recentRefreshed = (window.playgroundStats.recentRefreshed || 0) + 1;
+      })
+      .catch(function () { /* the list stays as it was */ });
+  }
+  function renderRecent(items) {
+    var list = el("pg-recent");
+    list.textContent = "";
+    items.forEach(function (item) {
+      var li = document.createElement("li");
+      li.dataset.itemId = item.id;
+      var a = document.createElement("a");
+      a.href = item.history_url;
+      a.textContent = item.voice + " · " + (item.text || "(text not logged)");
+      var meta = document.createElement("span");
+      meta.className = "muted small";
+      meta.textContent = " " + item.characters + " chars · " + item.duration_s + " s · " + item.status;
+      li.appendChild(a); li.appendChild(document.createTextNode(" ")); li.appendChild(meta);
+      list.appendChild(li);
+    });
+    el("pg-recent-empty").hidden = items.length > 0;
+  }
+  var firstRecent = el("pg-recent").querySelector("li");
+  if (firstRecent) lastItemId = firstRecent.dataset.itemId;
 
   function stop() {
     if (!run) return;
@@ -102,21 +196,27 @@
 
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    var text = el("pg-text").value.trim();
-    var voice = el("pg-voice").value;
-    errorBox.hidden = true;
-    if (!text) { showError("Text: type something to speak."); el("pg-text").focus(); return; }
     if (run && !run.finished) stop();
+    // Every run starts from blank figures, whatever the last one left (a failure included).
+    resetStats();
+    ["pg-ttfa", "pg-total", "pg-bytes"].forEach(function (id) { el(id).textContent = "–"; });
+    setStatus("Ready");
+    download.hidden = true;
+    errorBox.hidden = true;
+    var full = textBox.value;
+    var text = full.slice(0, cutPoint(full)).trim();
+    var voice = el("pg-voice").value;
+    var speed = parseFloat(el("pg-speed").value) || 1.0;
+    window.playgroundStats.sentChars = text.length;
+    window.playgroundStats.cut = text.length < full.trim().length;
+    if (!text) { showError("Text: type something to speak."); textBox.focus(); return; }
     // Created on the click: browsers only let a user gesture start audio.
     if (!ctx) ctx = new (window.AudioContext || window.webkitAudioContext)();
     if (ctx.state === "suspended") ctx.resume();
-    resetStats();
     var state = run = {
       started: performance.now(), nextStart: 0, carry: null, pcmChunks: [], samples: 0,
       sources: [], finished: false
     };
-    ["pg-ttfa", "pg-total", "pg-bytes"].forEach(function (id) { el(id).textContent = "–"; });
-    download.hidden = true;
     playBtn.disabled = true;
     stopBtn.disabled = false;
     setStatus("Connecting…");
@@ -132,7 +232,7 @@
     }
     socket.onopen = function () {
       setStatus("Synthesizing…");
-      socket.send(JSON.stringify({ text: " " }));
+      socket.send(JSON.stringify({ text: " ", voice_settings: { speed: speed } }));
       socket.send(JSON.stringify({ text: text + " ", flush: true }));
       socket.send(JSON.stringify({ text: "" }));
     };
@@ -177,4 +277,78 @@
     };
   });
   stopBtn.addEventListener("click", stop);
+
+  // --- "view code": the same request as curl, Python (elevenlabs) and JavaScript ----
+  function shellQuote(v) { return "'" + String(v).replace(/'/g, "'\\''") + "'"; }
+  function renderCode() {
+    var base = form.dataset.apiBase;
+    var voice = el("pg-voice").value;
+    var fmt = el("pg-format").value;
+    var speed = parseFloat(el("pg-speed").value) || 1.0;
+    var full = textBox.value;
+    var text = full.slice(0, cutPoint(full)).trim();
+    var ext = fmt.split("_")[0] === "opus" ? "ogg" : fmt.split("_")[0];
+    var url = base + "/v1/text-to-speech/" + encodeURIComponent(voice) + "?output_format=" + fmt;
+    var body = { text: text, voice_settings: { speed: speed } };
+    el("code-curl").firstChild.textContent =
+      "curl -X POST " + shellQuote(url) + " \\\n" +
+      "  -H 'xi-api-key: YOUR_API_KEY' \\\n" +
+      "  -H 'Content-Type: application/json' \\\n" +
+      "  -d " + shellQuote(JSON.stringify(body)) + " \\\n" +
+      "  -o speech." + ext;
+    el("code-python").firstChild.textContent =
+      "# pip install elevenlabs\n" +
+      "from elevenlabs import VoiceSettings\n" +
+      "from elevenlabs.client import ElevenLabs\n\n" +
+      "client = ElevenLabs(api_key=\"YOUR_API_KEY\", base_url=" + JSON.stringify(base) + ")\n" +
+      "audio = client.text_to_speech.convert(\n" +
+      "    voice_id=" + JSON.stringify(voice) + ",\n" +
+      "    text=" + JSON.stringify(text) + ",\n" +
+      "    output_format=" + JSON.stringify(fmt) + ",\n" +
+      "    voice_settings=VoiceSettings(speed=" + speed.toFixed(2).replace(/0$/, "") + "),\n" +
+      ")\n" +
+      "with open(\"speech." + ext + "\", \"wb\") as f:\n" +
+      "    for chunk in audio:\n" +
+      "        f.write(chunk)\n";
+    el("code-js").firstChild.textContent =
+      "const response = await fetch(" + JSON.stringify(url) + ", {\n" +
+      "  method: \"POST\",\n" +
+      "  headers: { \"xi-api-key\": \"YOUR_API_KEY\", \"Content-Type\": \"application/json\" },\n" +
+      "  body: JSON.stringify(" + JSON.stringify(body, null, 2).replace(/\n/g, "\n  ") + "),\n" +
+      "});\n" +
+      "if (!response.ok) throw new Error(await response.text());\n" +
+      "const audio = await response.blob(); // " + fmt + "\n";
+  }
+  el("pg-voice").addEventListener("change", renderCode);
+  el("pg-speed").addEventListener("change", renderCode);
+  var codeToggle = el("pg-code-toggle"), codePanel = el("pg-code");
+  codeToggle.addEventListener("click", function () {
+    var open = codePanel.hidden;
+    codePanel.hidden = !open;
+    codeToggle.setAttribute("aria-expanded", String(open));
+    codeToggle.textContent = open ? "Hide code" : "View code";
+    if (open) renderCode();
+  });
+  var tabs = codePanel.querySelectorAll("[role=tab]");
+  tabs.forEach(function (tab) {
+    tab.addEventListener("click", function () {
+      tabs.forEach(function (t) {
+        var selected = t === tab;
+        t.setAttribute("aria-selected", String(selected));
+        el(t.getAttribute("aria-controls")).hidden = !selected;
+      });
+    });
+  });
+  el("pg-code-copy").addEventListener("click", function () {
+    var panel = codePanel.querySelector("pre:not([hidden])");
+    var status = el("pg-code-status");
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(panel.textContent).then(function () { status.textContent = "Copied."; },
+        function () { status.textContent = "Select the code and copy it by hand."; });
+    } else {
+      status.textContent = "Select the code and copy it by hand.";
+    }
+  });
+  updateCounter();
+  renderCode();
 })();

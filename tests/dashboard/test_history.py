@@ -146,3 +146,32 @@ def test_it_deletes_an_item_and_its_file(owner_a: Client, spoken: SynthesisRecor
     import os
 
     assert not os.path.exists(path)
+
+
+def test_raw_pcm_items_download_as_wav_by_default_with_a_readable_name(
+    tenant_a: TenantCtx, owner_a: Client, joe: Voice
+) -> None:
+    response = tenant_a.client().post("/v1/text-to-speech/joe?output_format=pcm_16000", {"text": TEXT}, format="json")
+    item = SynthesisRecord.objects.get(pk=response["history-item-id"])
+    html = owner_a.get("/history/").content.decode()
+    assert '<option value="" selected>WAV (plays anywhere)</option>' in html
+    default = owner_a.get(f"/history/{item.pk}/download/?format=")
+    assert default["Content-Type"] == "audio/wav"
+    stamp = item.created_at.strftime("%Y-%m-%d_%H%M%S")
+    assert default["Content-Disposition"] == (
+        f'attachment; filename="joe_{stamp}_the-lighthouse-keeper-climbed-the-stairs.wav"'
+    )
+    samples, rate = decode_audio(default.content, "wav_16000")
+    assert_speech(samples, rate, expected_rate=16000, text=TEXT)
+    raw = owner_a.get(f"/history/{item.pk}/download/?format=pcm_16000")
+    assert raw.content == item.audio.open("rb").read() and raw["Content-Disposition"].endswith('.pcm"')
+
+
+def test_it_searches_the_text(tenant_a: TenantCtx, owner_a: Client) -> None:
+    make_records(tenant_a, 3)
+    SynthesisRecord.objects.create(tenant=tenant_a.tenant, voice_id="joe", text="A unique Lighthouse sentence",
+                                   output_format="mp3_44100_128", source="openai", status="success")
+    html = owner_a.get("/history/?q=lighthouse").content.decode()
+    assert html.count("data-item-id=") == 1 and "A unique Lighthouse sentence" in html
+    assert 'value="lighthouse"' in html
+    assert "Nothing matches" in owner_a.get("/history/?q=absent-words").content.decode()

@@ -156,7 +156,7 @@ class SynthesisRecordAdmin(BigTableAdmin):
     readonly_fields = ("player",)
     list_defer = ("text", "alignment", "settings")
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return ["player", *(f.name for f in self.opts.fields if f.name != "alignment")]
 
     @admin.display(description="s", ordering="duration_s")

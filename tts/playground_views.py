@@ -1,0 +1,89 @@
+"""The playground page and its recent generations (JSON, refreshed after each run).
+
+The playground streams over the stream-input WebSocket (``static/js/playground.js``);
+what it speaks lands in the history with source ``playground``, and downloads
+in other formats go through the history's download route.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from accounts.quota import usage_for_period
+from accounts.tenancy import TenantRequest, dashboard_context, member_required
+from tts.models import SynthesisRecord
+from tts.services.history import history_for_tenant
+from tts.services.history_export import DOWNLOAD_FORMATS
+from tts.services.voices import voices_for_tenant
+
+# The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
+PLAYGROUND_FORMAT = "pcm_22050"
+PLAYGROUND_SAMPLE_RATE = 22050
+PLAYGROUND_MAX_CHARS = 5000
+RECENT_COUNT = 5
+SPEEDS = (0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
+
+
+def _recent(request: TenantRequest) -> list[dict[str, object]]:
+    rows = history_for_tenant(request.tenant, source=SynthesisRecord.Source.PLAYGROUND).only(
+        "id", "voice_id", "voice_name", "text", "characters", "duration_s", "status", "created_at", "audio"
+    )[:RECENT_COUNT]
+    history = reverse("dashboard:history")
+    return [
+        {
+            "id": str(r.pk),
+            "voice": r.voice_name or r.voice_id,
+            "text": r.text[:80] + ("…" if len(r.text) > 80 else ""),
+            "characters": r.characters,
+            "duration_s": round(r.duration_s, 1),
+            "status": r.status,
+            "created_at": r.created_at.isoformat(),
+            "history_url": f"{history}?source=playground#item-{r.pk}",
+            "download_url": reverse("dashboard:history-download", args=[r.pk]) if r.audio else None,
+        }
+        for r in rows
+    ]
+
+
+def _limit(request: TenantRequest) -> tuple[int, int | None]:
+    """Characters one run may speak, and what the month has left (None: no monthly limit)."""
+    plan = request.tenant.plan
+    per_request = min(plan.max_characters_per_request, settings.TTS_MAX_CHARS_PER_REQUEST, PLAYGROUND_MAX_CHARS)
+    if not plan.monthly_character_limit:
+        return per_request, None
+    left = max(0, plan.monthly_character_limit - usage_for_period(request.tenant).characters)
+    return min(per_request, left), left
+
+
+@require_GET
+@member_required
+def playground(request: TenantRequest) -> HttpResponse:
+    voices = list(voices_for_tenant(request.tenant))
+    max_chars, month_left = _limit(request)
+    context = dashboard_context(
+        request,
+        page="playground",
+        voices=voices,
+        output_format=PLAYGROUND_FORMAT,
+        sample_rate=PLAYGROUND_SAMPLE_RATE,
+        max_chars=max_chars,
+        month_left=month_left,
+        formats=DOWNLOAD_FORMATS,
+        speeds=SPEEDS,
+        recent=_recent(request),
+        api_base=request.build_absolute_uri("/").rstrip("/"),
+    )
+    return render(request, "dashboard/playground.html", context)
+
+
+@require_GET
+@member_required
+def playground_recent(request: TenantRequest) -> JsonResponse:
+    max_chars, month_left = _limit(request)
+    response = JsonResponse({"items": _recent(request), "max_chars": max_chars, "month_left": month_left})
+    response["Cache-Control"] = "no-store"
+    return response
