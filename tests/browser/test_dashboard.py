@@ -188,6 +188,8 @@ def test_it_runs_the_whole_dashboard_in_a_browser(
     page.get_by_role("link", name="API keys").click()
     page.locator(f"tr[data-key-prefix='{key.prefix}']").get_by_role("button", name="Revoke").click()
     page.wait_for_selector("text=It no longer works.")
+    assert page.locator(f"tr[data-key-prefix='{key.prefix}']").count() == 0  # revoked keys hide behind a toggle
+    page.get_by_role("link", name=re.compile("^Show revoked keys")).click()
     assert "revoked" in page.locator(f"tr[data-key-prefix='{key.prefix}']").inner_text()
     refused = httpx.post(
         f"{base}/v1/text-to-speech/joe", json={"text": "Still there?"}, headers={"xi-api-key": secret}, timeout=30
