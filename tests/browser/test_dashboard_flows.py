@@ -201,3 +201,42 @@ def test_playground_fits_a_phone_with_the_code_open(
     maybe_screenshot(page, "playground-code-phone")
     context.close()
     assert errors.errors == []
+
+
+HISTORY_TEXT = "The lighthouse keeper climbed the stairs at dusk."
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_history_fits_downloads_wav_by_default_and_searches(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice, viewport: dict
+) -> None:
+    base = live_server_url
+    headers = {"xi-api-key": tenant_a.key}
+    raw = httpx.post(f"{base}/v1/text-to-speech/joe?output_format=pcm_22050", json={"text": HISTORY_TEXT},
+                     headers=headers, timeout=120)
+    assert raw.status_code == 200
+    other = httpx.post(f"{base}/v1/text-to-speech/joe?output_format=mp3_44100_128",
+                       json={"text": "Another item entirely."}, headers=headers, timeout=120)
+    assert other.status_code == 200
+    item_id = raw.headers["history-item-id"]
+    errors = PageErrors()
+    context, page = new_page(chromium, base, viewport, errors)
+    page.goto(f"{base}/history/")
+    # Document width equals the viewport: nothing scrolls sideways, "Download" is whole on screen.
+    assert page.evaluate("document.documentElement.scrollWidth") == viewport["width"]
+    item = page.locator(f"#item-{item_id}")
+    button = item.get_by_role("button", name="Download")
+    box = button.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= viewport["width"]
+    maybe_screenshot(page, f"history-{'phone' if viewport == PHONE else 'desktop'}")
+    data, name = download_bytes(page, lambda: button.click())
+    assert re.fullmatch(r"joe_\d{4}-\d\d-\d\d_\d{6}_the-lighthouse-keeper-climbed-the-stairs\.wav", name), name
+    samples, rate = decode_audio(data, "wav_22050")
+    assert_speech(samples, rate, expected_rate=22050, text=HISTORY_TEXT)
+    # Text search.
+    page.get_by_label("Text contains").fill("lighthouse")
+    page.get_by_role("button", name="Filter").click()
+    assert page.locator("[data-item-id]").count() == 1 and page.locator(f"#item-{item_id}").count() == 1
+    assert page.evaluate("document.documentElement.scrollWidth") == viewport["width"]
+    context.close()
+    assert errors.errors == []
