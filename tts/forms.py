@@ -9,6 +9,7 @@ from django import forms
 from django.core import validators
 
 from tts.models import SynthesisRecord, Voice
+from tts.services.usage_breakdown import BREAKDOWN_LABELS
 
 
 class HistoryFilterForm(forms.Form):
@@ -84,3 +85,26 @@ class JobSubmitForm(forms.Form):
         if not text.strip():
             raise forms.ValidationError("Enter some text to speak.")
         return text
+
+
+class UsageRangeForm(forms.Form):
+    """GET choices of the usage page: a range of UTC days and what to split the usage by."""
+
+    MAX_DAYS = 366
+
+    date_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    breakdown = forms.ChoiceField(required=False, label="Break down by", choices=list(BREAKDOWN_LABELS.items()))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        today = dt.datetime.now(dt.UTC).date()
+        end = data.get("date_to") or today
+        start = data.get("date_from") or end - dt.timedelta(days=29)
+        if end < start:
+            self.add_error("date_to", "'To' must be on or after 'From'.")
+        elif (end - start).days >= self.MAX_DAYS:
+            self.add_error("date_from", f"Choose at most {self.MAX_DAYS} days.")
+        data["date_from"], data["date_to"] = start, end
+        data["breakdown"] = data.get("breakdown") or "none"
+        return data

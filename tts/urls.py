@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import playground_views, views
+from . import playground_views, usage_views, views
 
 urlpatterns = [
     path("playground/", playground_views.playground, name="playground"),
@@ -19,5 +19,7 @@ urlpatterns = [
     path("jobs/<str:job_id>/audio/", views.job_audio, name="job-audio"),
     path("jobs/<str:job_id>/cancel/", views.job_cancel_view, name="job-cancel"),
     path("voices/", views.voices, name="voices"),
+    path("usage/", usage_views.usage, name="usage"),
+    path("usage.csv", usage_views.usage_csv, name="usage-csv"),
     path("voices/<str:voice_id>/preview.mp3", views.voice_preview_audio, name="voice-preview"),
 ]

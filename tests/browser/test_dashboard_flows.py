@@ -5,6 +5,7 @@ and the jobs page. Screenshots only when ``TTS_SCREENSHOTS=1``."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import subprocess
@@ -14,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.utils import timezone
 
 from accounts.models import ApiKey
 from tests.audio_checks import assert_speech, decode_audio
@@ -238,5 +240,48 @@ def test_history_fits_downloads_wav_by_default_and_searches(
     page.get_by_role("button", name="Filter").click()
     assert page.locator("[data-item-id]").count() == 1 and page.locator(f"#item-{item_id}").count() == 1
     assert page.evaluate("document.documentElement.scrollWidth") == viewport["width"]
+    context.close()
+    assert errors.errors == []
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_usage_breakdown_charts_and_csv(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, viewport: dict
+) -> None:
+    now = timezone.now().replace(hour=12)
+    spread = [(0, "joe", "openai", 120), (1, "emma", "job", 900), (3, "joe", "playground", 40)]
+    for days, voice, source, chars in spread:
+        SynthesisRecord.objects.create(
+            tenant=tenant_a.tenant, voice_id=voice, source=source, characters=chars, status="success",
+            output_format="mp3_44100_128", api_key=tenant_a.api_key if source == "openai" else None,
+            created_at=now - dt.timedelta(days=days),
+        )  # fmt: skip
+    base = live_server_url
+    errors = PageErrors()
+    context, page = new_page(chromium, base, viewport, errors)
+    page.get_by_role("link", name="Usage").click()
+    page.get_by_label("From").fill((now - dt.timedelta(days=6)).date().isoformat())
+    page.get_by_label("Break down by").select_option("voice")
+    page.get_by_role("button", name="Show").click()
+    page.wait_for_function(
+        "window.Chart && Chart.getChart('usage-chars-chart') && Chart.getChart('usage-requests-chart')"
+    )
+    labels = page.evaluate("Chart.getChart('usage-chars-chart').data.datasets.map(d => d.label)")
+    assert labels == ["emma", "joe"]
+    total = page.evaluate(
+        "Chart.getChart('usage-chars-chart').data.datasets.reduce((s, d) => s + d.data.reduce((a, b) => a + b, 0), 0)"
+    )
+    assert total == 1060
+    assert page.evaluate("Chart.getChart('usage-requests-chart').data.labels.length") == 7
+    assert "emma" in page.locator("#usage-table").inner_text()
+    assert page.evaluate(NO_SIDEWAYS_SCROLL)
+    maybe_screenshot(page, f"usage-{'phone' if viewport == PHONE else 'desktop'}")
+    page.get_by_label("Break down by").select_option("api_keys")
+    page.get_by_role("button", name="Show").click()
+    data, name = download_bytes(page, lambda: page.get_by_role("link", name="Export CSV").click())
+    lines = data.decode().splitlines()
+    assert lines[0] == "day,api_key,characters,requests,audio_seconds" and name.endswith("_api_keys.csv")
+    assert any(f"alpha key (tts_{tenant_a.api_key.prefix}),120,1" in line for line in lines)
+    assert any("No API key (dashboard),900,1" in line for line in lines)
     context.close()
     assert errors.errors == []

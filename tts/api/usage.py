@@ -1,5 +1,10 @@
 """``GET /v1/usage/character-stats``: characters per day, in ElevenLabs' shape
-(``{"time": [ms, ...], "usage": {"All": [n, ...]}}``), read from the daily roll-up."""
+(``{"time": [ms, ...], "usage": {"All": [n, ...]}}``), read from the daily roll-up.
+
+``breakdown_type`` (``api_keys``, ``voice``, ``model``, ``request_source``)
+splits ``usage`` into one series per key, voice, model or source, as
+ElevenLabs does; those come from the history (``usage_breakdown``).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_tenant
 from accounts.models import Scope
+from tts.services.usage_breakdown import BREAKDOWNS, usage_breakdown
 from tts.services.usage_rollup import daily_usage
 from ttsplatform.openapi import error_responses, json_object
 
@@ -29,7 +35,11 @@ class CharacterStatsQuerySerializer(serializers.Serializer):
     metric = serializers.ChoiceField(
         choices=["characters", "credits", "requests", "audio_seconds"], default="characters"
     )
-    breakdown_type = serializers.ChoiceField(choices=["none"], default="none")
+    breakdown_type = serializers.ChoiceField(
+        choices=list(BREAKDOWNS),
+        default="none",
+        help_text="Split usage per API key (api_keys), voice, model or request_source; none gives 'All'.",
+    )
     include_workspace_metrics = serializers.BooleanField(required=False, default=False)
 
 
@@ -44,7 +54,10 @@ def _day_ms(day: dt.date) -> int:
         summary="Characters used per day",
         parameters=[CharacterStatsQuerySerializer],
         responses={
-            200: json_object('{"time": [unix ms per day], "usage": {"All": [characters]}}'),
+            200: json_object(
+                '{"time": [unix ms per day], "usage": {"All": [characters]}}; with a breakdown_type, one '
+                "series per API key, voice, model or source instead of All"
+            ),
             **error_responses("elevenlabs", 400, 403),
         },
     )
@@ -70,8 +83,14 @@ class CharacterStatsApi(APIView):
                 status_code=400,
                 field="start_unix",
             )
-        rows = daily_usage(request_tenant(request), first, last)
         metric = "characters" if q["metric"] == "credits" else q["metric"]
+        if q["breakdown_type"] != "none":
+            table = usage_breakdown(request_tenant(request), first, last, q["breakdown_type"])
+            series = table.series[metric]
+            if q["aggregation_interval"] == "cumulative":
+                return Response({"time": [_day_ms(first)], "usage": {k: [sum(v)] for k, v in series.items()}})
+            return Response({"time": [_day_ms(d) for d in table.days], "usage": series})
+        rows = daily_usage(request_tenant(request), first, last)
         days = [first + dt.timedelta(days=i) for i in range((last - first).days + 1)]
         values = [float(getattr(rows[d], metric)) if d in rows else 0.0 for d in days]
         if q["aggregation_interval"] == "cumulative":
