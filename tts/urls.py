@@ -18,6 +18,7 @@ urlpatterns = [
     path("jobs/new/", views.job_new, name="job-new"),
     path("jobs/<str:job_id>/audio/", views.job_audio, name="job-audio"),
     path("jobs/<str:job_id>/cancel/", views.job_cancel_view, name="job-cancel"),
+    path("jobs/<str:job_id>/summary/", views.job_summary, name="job-summary"),
     path("voices/", views.voices, name="voices"),
     path("usage/", usage_views.usage, name="usage"),
     path("usage.csv", usage_views.usage_csv, name="usage-csv"),

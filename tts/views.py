@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.contrib import messages
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import BooleanField, ExpressionWrapper, F, Q
 from django.db.models.functions import Substr
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.quota import next_period_start, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
@@ -233,7 +234,9 @@ _JOB_LIST_FIELDS = (
     "error_message",
     "audio",
     "created_at",
+    "started_at",
     "finished_at",
+    "characters_charged",
 )
 JOB_PREVIEW_CHARS = 160
 
@@ -249,7 +252,10 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
     qs = (
         jobs_for_tenant(request.tenant)
         .only(*_JOB_LIST_FIELDS)
-        .annotate(text_preview=Substr("text", 1, JOB_PREVIEW_CHARS + 1))
+        .annotate(
+            text_preview=Substr("text", 1, JOB_PREVIEW_CHARS + 1),
+            refunded=F("characters") - F("characters_charged"),
+        )
     )
     cursor_id = request.GET.get("before")
     if cursor_id:
@@ -260,10 +266,14 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
         qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
     jobs = list(qs[: JOBS_PAGE_SIZE + 1])
     next_cursor = str(jobs[JOBS_PAGE_SIZE - 1].pk) if len(jobs) > JOBS_PAGE_SIZE else None
+    max_chars, month_left = _job_limits(request)
     context = dashboard_context(
         request,
         page="jobs",
         form=form,
+        job_max_chars=max_chars,
+        month_left=month_left,
+        resets_on=next_period_start(),
         jobs=jobs[:JOBS_PAGE_SIZE],
         next_cursor=next_cursor,
         paged=bool(cursor_id),
@@ -272,11 +282,28 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
     return render(request, "dashboard/jobs.html", context, status=status)
 
 
+def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
+    """Characters a new job may have now: the plan's per-job limit, or what the month has left if less
+    (None: no monthly limit). Cached on the request: the form and the page both ask."""
+    cached = getattr(request, "_job_limits", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    plan = request.tenant.plan
+    month_left = None
+    if plan.monthly_character_limit:
+        month_left = max(0, plan.monthly_character_limit - usage_for_period(request.tenant).characters)
+    limits = (min(plan.job_max_characters, month_left if month_left is not None else plan.job_max_characters),
+              month_left)
+    request._job_limits = limits  # type: ignore[attr-defined]
+    return limits
+
+
 def _job_form(request: TenantRequest, data: Any = None) -> JobSubmitForm:
     return JobSubmitForm(
         data,
         voices=list(voices_for_tenant(request.tenant)),
         formats=DOWNLOAD_FORMATS,
+        # The plan's per-job limit; the month's remainder is the quota's to refuse, with its own message.
         max_chars=request.tenant.plan.job_max_characters,
     )
 
@@ -327,6 +354,25 @@ def job_audio(request: TenantRequest, job_id: str) -> HttpResponseBase:
     return response
 
 
+@require_GET
+@member_required
+def job_summary(request: TenantRequest, job_id: str) -> JsonResponse:
+    """Where a job stands and what it was charged and refunded (the jobs page asks when one ends)."""
+    job = _job_or_404(request, job_id)
+    refunded = job.characters - job.characters_charged if job.is_finished else 0
+    response = JsonResponse(
+        {
+            "job_id": str(job.pk),
+            "status": job.status,
+            "characters": job.characters,
+            "characters_charged": job.characters_charged if job.is_finished else None,
+            "refunded": refunded,
+        }
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 @require_POST
 @member_required
 def job_cancel_view(request: TenantRequest, job_id: str) -> HttpResponse:
@@ -336,7 +382,16 @@ def job_cancel_view(request: TenantRequest, job_id: str) -> HttpResponse:
     else:
         job = job_cancel(job)
         if job.status == Job.Status.CANCELLED:
-            messages.success(request, "Cancelled the job; the characters not spoken were refunded.")
+            refunded = job.characters - job.characters_charged
+            messages.success(
+                request,
+                f"Cancelled the job; {refunded:,} characters were refunded "
+                f"({job.characters_charged:,} charged for what was spoken).",
+            )
         else:
-            messages.success(request, "Cancelling: the job stops after the chunk it is working on.")
+            messages.success(
+                request,
+                "Cancelling: the job stops after the chunk it is working on; what it has not spoken is "
+                "refunded then, and the refund shows on the job.",
+            )
     return redirect("dashboard:jobs")

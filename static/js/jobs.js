@@ -12,6 +12,60 @@
 
   function part(item, role) { return item.querySelector("[data-role='" + role + "']"); }
 
+  // --- an estimate between chunk events: where the bar should be, and the time left ---------
+  // Per job: when it started (or was first seen running), and when its last chunk finished.
+  var timing = {};
+  var pageLoaded = Date.now();
+  function track(item, done) {
+    var id = item.dataset.jobId, t = timing[id];
+    if (!t) {
+      var started = Date.parse(item.dataset.started || "");
+      t = timing[id] = { started: isNaN(started) ? null : started, lastAt: pageLoaded, done: done };
+    }
+    if (done !== t.done) { t.done = done; t.lastAt = Date.now(); }
+    if (t.started === null && item.dataset.status === "running") t.started = Date.now();
+    return t;
+  }
+  function humanize(seconds) {
+    if (seconds < 60) return "about " + Math.max(5, Math.round(seconds / 5) * 5) + " s left";
+    return "about " + Math.round(seconds / 60) + " min left";
+  }
+  function tick() {
+    if (!list) return;
+    list.querySelectorAll("li[data-status='running']").forEach(function (item) {
+      var done = parseInt(item.dataset.done, 10) || 0, total = parseInt(item.dataset.total, 10) || 0;
+      var t = track(item, done);
+      var eta = part(item, "eta");
+      if (!total || !t.started || !done) { eta.textContent = done ? "" : "· estimating time left…"; return; }
+      var now = Date.now();
+      var perChunk = (t.lastAt - t.started) / done;
+      if (perChunk <= 0) return;
+      // Within the current chunk: move by the average chunk time, but never claim it is finished.
+      var within = Math.min(0.9, (now - t.lastAt) / perChunk);
+      var estimate = Math.min(total, done + within);
+      item.querySelector(".meter-fill").style.width = (100 * estimate / total).toFixed(1) + "%";
+      var left = Math.max(0, perChunk * (total - done) - (now - t.lastAt)) / 1000;
+      eta.textContent = "· " + humanize(left);
+      part(item, "bar").setAttribute("aria-valuetext",
+        Math.round(100 * done / total) + "% done, " + humanize(left) + " (estimated)");
+      window.jobsStats.estimated = (window.jobsStats.estimated || 0) + 1;
+    });
+  }
+  setInterval(tick, 500);
+
+  function showRefund(item, jobId) {
+    fetch(list.dataset.summaryUrl.replace("JOB_ID", jobId), { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (s) {
+        if (s.characters_charged === null) return;
+        var refund = part(item, "refund");
+        refund.textContent = "Refunded " + s.refunded.toLocaleString("en-US") + " characters; charged " +
+          s.characters_charged.toLocaleString("en-US") + " for what was spoken.";
+        refund.hidden = false;
+      })
+      .catch(function () { /* the refund shows after a reload */ });
+  }
+
   function update(item, msg) {
     var status = msg.status;
     var percent = msg.total_chunks ? Math.round(100 * msg.done_chunks / msg.total_chunks) : 0;
@@ -24,9 +78,15 @@
     badge.textContent = LABELS[status] || status;
     badge.className = "badge " + (status === "succeeded" ? "ok" : FINAL[status] ? "bad" : "warn");
     item.dataset.status = status;
+    item.dataset.done = String(msg.done_chunks);
+    item.dataset.total = String(msg.total_chunks);
+    if (status === "running") track(item, msg.done_chunks);
     if (FINAL[status]) {
       var cancel = part(item, "cancel");
       if (cancel) cancel.remove();
+      part(item, "eta").textContent = "";
+      bar.removeAttribute("aria-valuetext");
+      if (status !== "succeeded") showRefund(item, msg.job_id);
     }
     if (status === "succeeded" && !part(item, "download")) {
       var link = document.createElement("a");

@@ -285,3 +285,51 @@ def test_usage_breakdown_charts_and_csv(
     assert any("No API key (dashboard),900,1" in line for line in lines)
     context.close()
     assert errors.errors == []
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
+    chromium: Any, daphne_factory: Any, tenant_a: TenantCtx, joe: Voice, viewport: dict
+) -> None:
+    from accounts.quota import reserve_characters
+    from tests.jobs.conftest import long_text
+    from tts.models import Job
+
+    reserve_characters(tenant=tenant_a.tenant, characters=79_060)
+    env = {"TTS_JOB_RUNNER": "thread", "TTS_JOB_CHUNK_CHARS": "100", "DJANGO_ALLOW_ASYNC_UNSAFE": ""}
+    base = daphne_factory(env).url
+    errors = PageErrors()
+    context, page = new_page(chromium, base, viewport, errors)
+    page.get_by_role("link", name="Jobs").click()
+    assert "Up to 20,940 characters now (20,940 left this month" in page.locator("#job-text-help").inner_text()
+    text = long_text(6000)
+    page.get_by_label("Voice").select_option("joe")
+    page.get_by_label("Text", exact=True).fill(text)
+    page.get_by_role("button", name="Submit job").click()
+    page.wait_for_selector("text=Submitted a job of")
+    job = Job.objects.get(tenant=tenant_a.tenant)
+    item = f"#job-{job.pk}"
+    page.wait_for_function("window.jobsStats && window.jobsStats.connected")
+    # An estimate of the time left appears once a chunk is done, and the bar moves between chunk events.
+    page.wait_for_function(f"document.querySelector('{item} [data-role=eta]').textContent.includes('about')",
+                           timeout=120_000)
+    assert page.evaluate("window.jobsStats.estimated") > 0
+    page.wait_for_function(  # the bar ahead of the finished chunks: it moves within a chunk
+        f"parseFloat(document.querySelector('{item} .meter-fill').style.width) > "
+        f"Number(document.querySelector('{item} [data-role=bar]').getAttribute('aria-valuenow'))",
+        timeout=30_000,
+    )
+    assert page.evaluate(NO_SIDEWAYS_SCROLL)
+    maybe_screenshot(page, f"jobs-running-{'phone' if viewport == PHONE else 'desktop'}")
+    page.locator(item).get_by_role("button", name=re.compile("^Cancel")).click()
+    page.wait_for_selector("text=Cancelling: the job stops after the chunk")
+    page.wait_for_function(f"document.querySelector('{item}').dataset.status === 'cancelled'", timeout=60_000)
+    refund = page.locator(f"{item} [data-role=refund]")
+    refund.wait_for(state="visible", timeout=10_000)
+    job.refresh_from_db()
+    assert job.status == "cancelled" and job.characters_charged < job.characters
+    expected = f"Refunded {job.characters - job.characters_charged:,} characters; charged {job.characters_charged:,}"
+    assert expected in refund.inner_text()
+    assert page.locator(f"{item} [data-role=eta]").inner_text() == ""
+    context.close()
+    assert errors.errors == []

@@ -113,9 +113,9 @@ def test_it_pages_through_jobs_with_a_bounded_number_of_queries(
     seen: list[str] = []
     url = "/jobs/"
     for _ in range(4):
-        # session, user, memberships, voices, cursor, page (+ the session's first save in a
-        # savepoint): the same on every page, whatever the size.
-        with django_assert_max_num_queries(8):
+        # session, user, memberships, voices, this month's usage (the limit the form states), cursor,
+        # page (+ the session's first save in a savepoint): the same on every page, whatever the size.
+        with django_assert_max_num_queries(9):
             response = owner_a.get(url)
         assert response.status_code == 200
         html = response.content.decode()
@@ -304,3 +304,46 @@ def test_a_session_user_is_refused_another_tenants_job(tenant_a: TenantCtx, tena
     Membership.objects.filter(user=tenant_a.owner, tenant=tenant_a.tenant).delete()
     message, code = async_to_sync(refused)("/v1/jobs/progress", session_headers(tenant_a.owner, tenant_a.tenant.pk))
     assert code == 4401
+
+
+def test_the_limit_says_what_remains_this_month(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
+    from accounts.quota import reserve_characters
+
+    reserve_characters(tenant=tenant_a.tenant, characters=79_060)  # 20,940 of 100,000 left
+    html = owner_a.get("/jobs/").content.decode()
+    assert 'Up to <strong id="job-max-chars">20,940</strong> characters now' in html
+    assert "(20,940 left this month; a job may have up to 500,000)" in html
+    too_long = owner_a.post("/jobs/new/", {"voice": "joe", "text": "x " * 10_500, "output_format": "mp3_44100_128"})
+    assert too_long.status_code == 429 and 'class="field-error"' in too_long.content.decode()
+    reserve_characters(tenant=tenant_a.tenant, characters=20_940)
+    assert "Your monthly characters are used up" in owner_a.get("/jobs/").content.decode()
+
+
+def test_cancelling_says_what_was_refunded(
+    tenant_a: TenantCtx, owner_a: Client, joe: Voice, dispatched: list
+) -> None:
+    owner_a.post("/jobs/new/", {"voice": "joe", "text": TEXT, "output_format": "mp3_44100_128"})
+    job = Job.objects.get()
+    response = owner_a.post(f"/jobs/{job.pk}/cancel/", follow=True)
+    html = response.content.decode()
+    assert f"Cancelled the job; {len(TEXT)} characters were refunded (0 charged for what was spoken)." in html
+    assert f"Refunded {len(TEXT)} characters; charged 0 for what was spoken." in html
+    summary = owner_a.get(f"/jobs/{job.pk}/summary/").json()
+    assert summary == {"job_id": str(job.pk), "status": "cancelled", "characters": len(TEXT),
+                       "characters_charged": 0, "refunded": len(TEXT)}
+
+
+def test_a_partly_spoken_job_shows_its_refund_and_running_ones_an_estimate(
+    tenant_a: TenantCtx, tenant_b: TenantCtx, owner_a: Client
+) -> None:
+    started = timezone.now() - dt.timedelta(seconds=30)
+    running = make_jobs(tenant_a, 1, started_at=started)[0]
+    make_jobs(tenant_a, 1, status=Job.Status.CANCELLED, characters=500, characters_charged=120)
+    html = owner_a.get("/jobs/").content.decode()
+    assert "Refunded 380 characters; charged 120 for what was spoken." in html
+    assert f'data-started="{started.isoformat()[:19]}' in html.replace("+00:00", "")
+    assert f'id="job-{running.pk}"' in html and 'data-role="eta"' in html
+    running_summary = owner_a.get(f"/jobs/{running.pk}/summary/").json()
+    assert running_summary["characters_charged"] is None and running_summary["refunded"] == 0
+    theirs = make_jobs(tenant_b, 1)[0]
+    assert owner_a.get(f"/jobs/{theirs.pk}/summary/").status_code == 404
