@@ -17,11 +17,14 @@ import httpx
 import pytest
 from django.utils import timezone
 
+from accounts.keys import api_key_create, api_key_revoke
 from accounts.models import ApiKey
+from accounts.quota import reserve_characters
 from tests.audio_checks import assert_speech, decode_audio
 from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot
 from tests.fixtures import TenantCtx
-from tts.models import SynthesisRecord, Voice
+from tests.jobs.conftest import long_text
+from tts.models import Job, SynthesisRecord, Voice
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -291,10 +294,6 @@ def test_usage_breakdown_charts_and_csv(
 def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
     chromium: Any, daphne_factory: Any, tenant_a: TenantCtx, joe: Voice, viewport: dict
 ) -> None:
-    from accounts.quota import reserve_characters
-    from tests.jobs.conftest import long_text
-    from tts.models import Job
-
     reserve_characters(tenant=tenant_a.tenant, characters=79_060)
     env = {"TTS_JOB_RUNNER": "thread", "TTS_JOB_CHUNK_CHARS": "100", "DJANGO_ALLOW_ASYNC_UNSAFE": ""}
     base = daphne_factory(env).url
@@ -331,5 +330,41 @@ def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
     expected = f"Refunded {job.characters - job.characters_charged:,} characters; charged {job.characters_charged:,}"
     assert expected in refund.inner_text()
     assert page.locator(f"{item} [data-role=eta]").inner_text() == ""
+    context.close()
+    assert errors.errors == []
+
+
+PAGES_390 = [
+    "/",
+    "/usage/",
+    "/usage/?breakdown=api_keys",
+    "/keys/",
+    "/keys/?revoked=1",
+    "/playground/",
+    "/history/",
+    "/history/?q=lighthouse&source=openai",
+    "/jobs/",
+    "/voices/",
+]
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_every_page_fits_and_labels_its_controls(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice, viewport: dict
+) -> None:
+    from tests.browser.test_dashboard import ACCESSIBILITY_CHECK, backfill_usage
+
+    backfill_usage(tenant_a)
+    api_key_revoke(api_key=api_key_create(tenant=tenant_a.tenant, name="an old key with a rather long name").api_key)
+    base = live_server_url
+    errors = PageErrors()
+    context, page = new_page(chromium, base, viewport, errors)
+    for path in PAGES_390:
+        page.goto(f"{base}{path}")
+        assert page.evaluate(ACCESSIBILITY_CHECK) == [], path
+        assert page.evaluate("document.documentElement.scrollWidth") == viewport["width"], path
+    page.goto(f"{base}/playground/")
+    page.get_by_role("button", name="View code").click()
+    assert page.evaluate(ACCESSIBILITY_CHECK) == []
     context.close()
     assert errors.errors == []
