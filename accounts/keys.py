@@ -4,7 +4,7 @@ A key looks like ``tts_<12 hex prefix>_<43 url-safe secret>``. The row stores
 the prefix and an HMAC-SHA256 of the whole key under ``API_KEY_HASH_SECRET``;
 lookups go by prefix and compare hashes in constant time. The row (with its
 tenant and plan) is kept in the process for ``TTS_LOOKUP_CACHE_S``
-(``ttsplatform/lookup_cache.py``); the secret is checked on every request.
+(``infra/lookup_cache.py``); the secret is checked on every request.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
-from ttsplatform.lookup_cache import LookupCache, clear_lookup_caches, lookup_cache
+from infra.lookup_cache import LookupCache, clear_lookup_caches, lookup_cache
 
 from .models import ALL_SCOPES, ApiKey, Tenant
 

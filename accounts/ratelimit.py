@@ -38,6 +38,8 @@ from typing import Any
 
 from django.conf import settings
 
+from infra.redis_circuit import RedisCircuit
+
 from .models import ApiKey, Tenant
 
 logger = logging.getLogger(__name__)
@@ -52,39 +54,6 @@ class LimitExceeded(Exception):
         self.code = code
         self.status = status
         self.retry_after = retry_after
-
-
-class RedisCircuit:
-    """Skips Redis for ``TTS_REDIS_RETRY_S`` after a failure; logs once per outage.
-
-    Without it every request would wait on a dead Redis and log an error.
-    """
-
-    def __init__(self, name: str, fallback: str) -> None:
-        self.name = name
-        self.fallback = fallback
-        self._down = False
-        self._retry_at = 0.0
-        self._lock = threading.Lock()
-
-    def available(self) -> bool:
-        return bool(settings.REDIS_URL) and time.monotonic() >= self._retry_at
-
-    def failed(self, exc: BaseException) -> None:
-        with self._lock:
-            self._retry_at = time.monotonic() + settings.TTS_REDIS_RETRY_S
-            if self._down:
-                return
-            self._down = True
-        logger.warning("Redis is unavailable for %s, %s until it answers again: %s", self.name, self.fallback, exc)
-
-    def succeeded(self) -> None:
-        if not self._down:
-            return
-        with self._lock:
-            was_down, self._down = self._down, False
-        if was_down:
-            logger.warning("Redis is back for %s", self.name)
 
 
 _clients: dict[str, Any] = {}

@@ -27,8 +27,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from accounts.authentication import raw_key_from_headers
-from accounts.keys import InvalidApiKey, api_key_authenticate
+from accounts.authentication import MissingScope, api_key_for_scope, raw_key_from_message, raw_key_from_scope
+from accounts.keys import InvalidApiKey
 from accounts.models import ApiKey, Scope, Tenant
 from accounts.tenancy import websocket_session_tenant
 from tts.api.elevenlabs import VoiceSettingsSerializer
@@ -43,22 +43,11 @@ from tts.api.stream_input import (
     parse_chunk_schedule,
     parse_options,
 )
-from tts.services.streaming import Alignment, LiveUtterance, ensure_engine
-from tts.services.synthesis import SynthesisError, SynthesisRequest, synthesis_prepare
+from tts.services.streaming import Alignment, LiveUtterance
+from tts.services.synthesis import SynthesisError, SynthesisRequest, ensure_engine, synthesis_prepare
 from tts.services.voices import voice_get
 
 logger = logging.getLogger(__name__)
-
-
-def _key_from_message(msg: dict[str, Any]) -> str | None:
-    for name in ("xi_api_key", "xi-api-key"):
-        value = msg.get(name)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    auth = msg.get("authorization")
-    if isinstance(auth, str) and auth.lower().startswith("bearer "):
-        return auth[7:].strip() or None
-    return None
 
 
 def _protocol_error(exc: SynthesisError) -> ProtocolError:
@@ -89,7 +78,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         await self.accept()
         try:
             self.options = parse_options(self.scope.get("query_string", b""))
-            raw_key = self.options.api_key or self._key_from_headers()
+            raw_key = raw_key_from_scope(self.scope)
             if raw_key:
                 await self._authenticate_key(raw_key)
         except ProtocolError as exc:
@@ -171,7 +160,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
             )
         schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
         if self.tenant is None:
-            raw_key = _key_from_message(msg)
+            raw_key = raw_key_from_message(msg)
             if raw_key:
                 await self._authenticate_key(raw_key)
             else:
@@ -242,9 +231,13 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 normalization=self.options.apply_text_normalization,
                 settings=self.voice_settings,
             )
-            prep = await database_sync_to_async(synthesis_prepare)(req)
-            await database_sync_to_async(ensure_engine)(prep)
-            self.utterance = LiveUtterance(prep)
+            run = await database_sync_to_async(synthesis_prepare)(req)
+            try:
+                await database_sync_to_async(ensure_engine)(run)
+                self.utterance = LiveUtterance(run)
+            except BaseException:
+                await database_sync_to_async(run.cancel)()  # a no-op if the engine check already failed it
+                raise
             self.pump = asyncio.create_task(self._pump(self.utterance))
             return
         await database_sync_to_async(self.utterance.add_text)(text)
@@ -299,19 +292,13 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
     # --- authentication -----------------------------------------------------
 
-    def _key_from_headers(self) -> str | None:
-        headers = {k.decode("latin1").lower(): v.decode("latin1") for k, v in self.scope.get("headers") or []}
-        return raw_key_from_headers(headers)
-
     async def _authenticate_key(self, raw_key: str) -> None:
         try:
-            key = await database_sync_to_async(api_key_authenticate)(raw_key)
+            key = await database_sync_to_async(api_key_for_scope)(raw_key, Scope.TTS)
         except InvalidApiKey as exc:
             raise ProtocolError(str(exc), code=exc.code, close_code=CLOSE_POLICY) from None
-        if Scope.TTS not in (key.scopes or []):
-            raise ProtocolError(
-                f"This API key lacks the '{Scope.TTS.value}' scope.", code="missing_scope", close_code=CLOSE_POLICY
-            )
+        except MissingScope as exc:
+            raise ProtocolError(str(exc), code="missing_scope", close_code=CLOSE_POLICY) from None
         self.api_key, self.tenant, self.source = key, key.tenant, "websocket"
 
     async def _authenticate_session(self) -> None:

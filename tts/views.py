@@ -12,6 +12,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Substr
@@ -21,6 +22,7 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.quota import next_period_start, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
@@ -29,6 +31,7 @@ from tts.services.history import history_for_tenant, history_item_delete, histor
 from tts.services.history_export import DOWNLOAD_FORMATS, ExportError, captions_vtt, export_audio, playable_audio
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.services.synthesis import SynthesisError
+from tts.services.usage_stats import characters_per_day
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voices_for_tenant
 
@@ -67,6 +70,31 @@ def _item_or_404(request: TenantRequest, item_id: str) -> SynthesisRecord:
     if record is None:
         raise Http404("No such history item.")
     return record
+
+
+@require_GET
+@member_required
+def overview(request: TenantRequest) -> HttpResponse:
+    tenant = request.tenant
+    plan = tenant.plan
+    usage = usage_for_period(tenant)
+    limit = plan.monthly_character_limit
+    daily = characters_per_day(tenant, days=30)
+    chart = {"labels": [d.day.isoformat() for d in daily], "characters": [d.characters for d in daily]}
+    context = dashboard_context(
+        request,
+        page="overview",
+        plan=plan,
+        usage=usage,
+        limit=limit,
+        remaining=max(0, limit - usage.characters),
+        percent=min(100.0, round(100 * usage.characters / limit, 1)) if limit else 0.0,
+        resets_on=next_period_start(),
+        max_chars_per_request=min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request),
+        chart=chart,
+        last_30_days_total=sum(d.characters for d in daily),
+    )
+    return render(request, "dashboard/overview.html", context)
 
 
 @require_GET

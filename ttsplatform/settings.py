@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from .env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from infra.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -39,12 +39,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "ttsplatform.health.ProbeMiddleware",
+    "tts.api.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves static/ (the dashboard's CSS, JS and vendored chart library) from daphne itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "ttsplatform.request_id.RequestIdMiddleware",
-    "ttsplatform.metrics.RequestMetricsMiddleware",
+    "infra.request_id.RequestIdMiddleware",
+    "infra.metrics.RequestMetricsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -283,7 +283,7 @@ TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 900, minimum=10)
 # Engine work in flight per process beyond which new work gets 503; 0 = no bound.
 TTS_ENGINE_MAX_QUEUE = env_int("TTS_ENGINE_MAX_QUEUE", 32, minimum=0)
 # API keys, voices and active model versions are kept in each process this long
-# (ttsplatform/lookup_cache.py); changes made elsewhere are seen within it. 0 = off.
+# (infra/lookup_cache.py); changes made elsewhere are seen within it. 0 = off.
 TTS_LOOKUP_CACHE_S = env_float("TTS_LOOKUP_CACHE_S", 2.0, minimum=0.0)
 
 # --- logging --------------------------------------------------------------
@@ -295,10 +295,10 @@ TTS_LOG_REQUEST_TEXT = env_bool("TTS_LOG_REQUEST_TEXT", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "ttsplatform.logging.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "infra.logging.RequestIdFilter"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
-        "json": {"()": "ttsplatform.logging.JsonFormatter"},
+        "json": {"()": "infra.logging.JsonFormatter"},
     },
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},

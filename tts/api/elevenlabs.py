@@ -20,9 +20,9 @@ from accounts.models import Scope
 from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format
 from tts.models import SynthesisRecord
 from tts.services.synthesis import SynthesisRequest, synthesis_create
-from ttsplatform.openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
 from .errors import ApiError
+from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
 DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
 

@@ -21,10 +21,10 @@ from accounts.models import Scope
 from tts.audio.formats import UnknownFormatError, parse_elevenlabs_format
 from tts.models import Job
 from tts.services.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
-from ttsplatform.openapi import error_responses, json_object
 
 from .elevenlabs import DEFAULT_OUTPUT_FORMAT, VoiceSettingsSerializer
 from .errors import ApiError
+from .openapi import error_responses, json_object
 
 
 def _unix(value: dt.datetime | None) -> int | None:

@@ -29,10 +29,10 @@ from accounts.models import Scope
 from tts.audio.formats import UnknownFormatError, parse_openai_format
 from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
 from tts.services.voices import voice_find_cached
-from ttsplatform.openapi import audio_responses, error_responses
 
 from .elevenlabs import audio_headers
 from .errors import ApiError
+from .openapi import audio_responses, error_responses
 from .streaming import audio_stream_response, is_asgi, sse_stream_response
 
 OPENAI_VOICES = frozenset(

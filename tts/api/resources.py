@@ -28,9 +28,9 @@ from accounts.quota import next_period_start, usage_for_period
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
-from ttsplatform.openapi import audio_responses, error_responses, json_object
 
 from .errors import ApiError
+from .openapi import audio_responses, error_responses, json_object
 
 LANGUAGE_NAMES = {
     "en": "English",

@@ -63,7 +63,6 @@ class StreamOptions:
     apply_text_normalization: str = "auto"
     binary_audio: bool = False
     alignment: bool = True
-    api_key: str | None = None
 
 
 def _bool(query: dict[str, str], name: str, default: bool) -> bool:
@@ -122,7 +121,6 @@ def parse_options(query_string: bytes | str) -> StreamOptions:
         auto_mode=_bool(query, "auto_mode", False),
         apply_text_normalization=normalization,
         binary_audio=_bool(query, "binary_audio", False),
-        api_key=(query.get("xi-api-key") or query.get("xi_api_key") or "").strip() or None,
     )
 
 
