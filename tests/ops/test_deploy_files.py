@@ -32,7 +32,7 @@ def known_settings() -> set[str]:
     """Every environment variable the code reads through infra/env.py helpers."""
     pattern = re.compile(r'env_(?:str|bool|int|list|choice|float)\(\s*"([A-Z0-9_]+)"')
     names: set[str] = set()
-    for package in ("ttsplatform", "accounts", "tts"):
+    for package in ("ttsplatform", "infra", "accounts", "tts"):
         for path in (ROOT / package).rglob("*.py"):
             names.update(pattern.findall(path.read_text()))
     return names

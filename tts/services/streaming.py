@@ -71,7 +71,7 @@ class ThreadedStream(Generic[T]):
         self,
         make_iter: Callable[[], Iterator[T]],
         *,
-        abandon: Callable[[], None] | None = None,
+        abandon: Callable[[], object] | None = None,
         on_closed: Callable[[], None] | None = None,
         prefetch: bool = True,
         name: str = "tts-stream",

@@ -18,8 +18,9 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import cast
 
 import numpy as np
 from django.conf import settings
@@ -459,7 +460,7 @@ def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
         alignment = run.timeline.as_json() if run.timeline is not None else None
         return SynthesisResult(run.cached.audio, run.record, run.cached.output_format, alignment)
     chunks: list[bytes] = []
-    gen = synthesis_iter_bytes(run)
+    gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
     try:
         for chunk in gen:
             chunks.append(chunk)

@@ -1,9 +1,10 @@
-"""Text a caller sent, checked and cut into segments, with errors that name the caller's field.
+"""What a caller sent, checked, with errors that name the caller's field.
 
-The one home of two rules every entry point shares (REST, streams, each
+The one home of three rules every entry point shares (REST, streams, each
 WebSocket piece, jobs): the character limit of one request
-(``accounts.quota.characters_per_request_limit``) and text -> speakable
-segments, with ``TextError`` translated into a ``SynthesisError``.
+(``accounts.quota.characters_per_request_limit``), text -> speakable
+segments (``TextError`` translated into a ``SynthesisError``), and output
+format names -> formats.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from django.conf import settings
 
 from accounts.models import Tenant
 from accounts.quota import characters_per_request_limit
+from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format, parse_openai_format
 from tts.text.prepare import TextError, prepare_text
 from tts.text.segment import Segment
 
@@ -62,3 +64,15 @@ def segments_for(
     if require_speech and not spoken:
         raise SynthesisError(f"'{field}' has nothing that can be spoken.", code="empty_text", status=400, field=field)
     return spoken if drop_blank else segments
+
+
+def output_format_for(name: str, *, dialect: str = "elevenlabs", field: str = "output_format") -> OutputFormat:
+    """The output format a caller named, in its API's vocabulary (``elevenlabs`` or ``openai``).
+
+    The one home of format parsing for every route and the WebSocket: an unknown
+    name is a 400 naming ``field``.
+    """
+    try:
+        return parse_openai_format(name) if dialect == "openai" else parse_elevenlabs_format(name)
+    except UnknownFormatError as exc:
+        raise SynthesisError(f"{field}: {exc}", code=f"invalid_{field}", status=400, field=field) from exc
