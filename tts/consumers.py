@@ -26,9 +26,10 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from accounts.authentication import MissingScope, api_key_for_scope, raw_key_from_message, raw_key_from_scope
-from accounts.keys import InvalidApiKey
+from accounts.keys import InvalidApiKey, api_key_still_valid
 from accounts.models import ApiKey, Scope, Tenant
 from accounts.tenancy import websocket_session_tenant
 from tts.api.elevenlabs import VoiceSettingsSerializer
@@ -97,7 +98,6 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.closing:
             return
-        self.last_activity = time.monotonic()
         try:
             await self._receive(text_data, bytes_data)
         except ProtocolError as exc:
@@ -199,6 +199,10 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         flush = msg.get("flush", False)
         if not isinstance(flush, bool):
             raise ProtocolError("flush: must be true or false.", code="invalid_message", field="flush")
+        if text.strip() or flush or text == "":
+            # Only text to speak (or a flush or the end) counts as activity: keep-alive
+            # whitespace does not keep a connection open past its inactivity timeout.
+            self.last_activity = time.monotonic()
         if text == "":
             self.ended = True
             await self._generate(self.buffer.flush())
@@ -315,8 +319,11 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
     async def _watch_inactivity(self) -> None:
         timeout = self.options.inactivity_timeout
+        recheck = settings.TTS_WS_AUTH_RECHECK_S
+        next_check = time.monotonic() + recheck
         while not self.closing:
-            remaining = self.last_activity + timeout - time.monotonic()
+            now = time.monotonic()
+            remaining = self.last_activity + timeout - now
             if remaining <= 0:
                 await self.fail(
                     ProtocolError(
@@ -326,7 +333,25 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                     )
                 )
                 return
-            await asyncio.sleep(remaining)
+            if now >= next_check:
+                next_check = now + recheck
+                reason = await database_sync_to_async(self._still_authorized)()
+                if reason is not None:
+                    await self.fail(reason)
+                    return
+            await asyncio.sleep(max(0.05, min(remaining, next_check - now)))
+
+    def _still_authorized(self) -> ProtocolError | None:
+        """A revoked or expired key, or a suspended tenant, ends an open socket (checked every few seconds)."""
+        if self.api_key is not None:
+            invalid = api_key_still_valid(self.api_key.pk)
+            if invalid is not None:
+                return ProtocolError(str(invalid), code=invalid.code, close_code=CLOSE_POLICY)
+        elif self.tenant is not None and websocket_session_tenant(self.scope) is None:
+            return ProtocolError(
+                "The dashboard session behind this connection ended.", code="session_ended", close_code=CLOSE_POLICY
+            )
+        return None
 
     async def fail(self, exc: ProtocolError) -> None:
         """Tell the client what went wrong; close if the connection cannot go on."""

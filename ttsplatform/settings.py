@@ -138,6 +138,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # history past each plan's retention, roll usage up per day.
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "tts.tasks.reap_stale_jobs", "schedule": 60.0},
+    "reap-stale-records": {"task": "tts.tasks.reap_stale_records", "schedule": 60.0},
     "purge-expired-history": {"task": "tts.tasks.purge_expired_history", "schedule": 3600.0},
     "rollup-usage": {"task": "tts.tasks.rollup_usage", "schedule": 600.0},
 }
@@ -278,10 +279,16 @@ TTS_AUDIO_CACHE_SHARE_SHARED_VOICES = env_bool("TTS_AUDIO_CACHE_SHARE_SHARED_VOI
 TTS_RATE_LIMIT_WINDOW_S = env_int("TTS_RATE_LIMIT_WINDOW_S", 60, minimum=1)
 # One API key may use this share of its tenant's requests per minute.
 TTS_RATE_LIMIT_KEY_PERCENT = env_int("TTS_RATE_LIMIT_KEY_PERCENT", 100, minimum=1, maximum=100)
-# A concurrency slot whose process died is freed after this long.
-TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 900, minimum=10)
+# A concurrency slot whose process died is freed after this long (live holders renew it every third).
+TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 60, minimum=3)
 # Engine work in flight per process beyond which new work gets 503; 0 = no bound.
 TTS_ENGINE_MAX_QUEUE = env_int("TTS_ENGINE_MAX_QUEUE", 32, minimum=0)
+# A pending history record's process renews its heartbeat this often; one whose heartbeat is
+# older than TTS_RECORD_STALE_AFTER_S belongs to a dead process and is failed with a full refund.
+TTS_RECORD_HEARTBEAT_S = env_int("TTS_RECORD_HEARTBEAT_S", 30, minimum=1)
+TTS_RECORD_STALE_AFTER_S = env_int("TTS_RECORD_STALE_AFTER_S", 180, minimum=2)
+# Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
+TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long
 # (infra/lookup_cache.py); changes made elsewhere are seen within it. 0 = off.
 TTS_LOOKUP_CACHE_S = env_float("TTS_LOOKUP_CACHE_S", 2.0, minimum=0.0)

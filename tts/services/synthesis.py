@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import cast
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.quota import QuotaExceeded, Reservation, reserve_characters
 from accounts.ratelimit import LimitExceeded
@@ -38,8 +38,10 @@ from tts.text.segment import Segment
 from .admission import SynthesisAdmission, synthesis_admit
 from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
+from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
+from .recovery import heartbeats
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
 from .text_input import segments_for, validate_text
@@ -143,6 +145,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         request_id=req.request_id,
         settings=req.settings,
         cache_hit=cached is not None,
+        heartbeat_at=timezone.now(),
     )
     run = SynthesisRun(
         request=req,
@@ -178,6 +181,8 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     # From here on the run owns everything: only its finish gives anything back.
     if run.answered:
         run.finish(SynthesisRecord.Status.SUCCESS, written=True)
+    else:
+        heartbeats.add(run)  # so that a crash of this process is noticed and its record reaped
     return run
 
 
@@ -281,18 +286,16 @@ def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams
     return synthesize_segment_timed(engine, segment, params, silence_ms=settings.TTS_SENTENCE_SILENCE_MS)[0]
 
 
-# Shared by every synthesis in the process; the engine's own slots bound how many run at once.
-_segment_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="tts-segment")
-
-
 def _synthesize_ahead(
     run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int
 ) -> Iterator[tuple[Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
-    """Segments in order, each with its synthesis already submitted, ``ahead`` at a time.
+    """Segments in order, each with its synthesis already queued, ``ahead`` at a time.
 
-    With ``ahead`` 1 nothing is submitted (the caller synthesizes, e.g. in
-    windows). Closing the iterator cancels what has not started, so a client
-    that goes away never starts the engine on segments it will not receive.
+    Queued on the fair scheduler under the tenant, so that a tenant running many
+    streams takes its turn with the others. With ``ahead`` 1 nothing is queued
+    here (the caller synthesizes, in the tenant's turn too, e.g. in windows).
+    Closing the iterator cancels what has not started, so a client that goes
+    away never starts the engine on segments it will not receive.
     """
     source = iter(run.segments if run.segment_source is None else run.segment_source)
     if ahead <= 1:
@@ -304,7 +307,9 @@ def _synthesize_ahead(
         while True:
             while len(pending) < ahead and (upcoming := next(source, None)) is not None:
                 params = _params_for(run, engine, upcoming)
-                future = _segment_pool.submit(synthesize_segment_timed, engine, upcoming, params, silence_ms=silence_ms)
+                future = engine_scheduler.submit(
+                    run.request.tenant.pk, synthesize_segment_timed, engine, upcoming, params, silence_ms=silence_ms
+                )
                 pending.append((upcoming, future))
             if not pending:
                 return
@@ -398,16 +403,20 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     for segment, done in _synthesize_ahead(run, engine, ahead, silence):
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
+        tenant = run.request.tenant.pk
         if windowed:
             timing = SegmentTiming()
             params = _params_for(run, engine, segment)
-            pieces = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
+            windows = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
+            pieces = engine_scheduler.iterate(tenant, windows)
         else:
             if done is not None:
                 pcm, timing = done.result()
             else:
                 params = _params_for(run, engine, segment)
-                pcm, timing = synthesize_segment_timed(engine, segment, params, silence_ms=silence)
+                pcm, timing = engine_scheduler.run(
+                    tenant, synthesize_segment_timed, engine, segment, params, silence_ms=silence
+                )
             pieces = iter([pcm])
             # Known before the audio goes out: a live stream sends it with the chunk.
             timeline.add(segment, timing, offset=segment_start)

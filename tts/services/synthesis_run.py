@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from accounts.quota import Reservation, refund_characters
+from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import StreamEncoder
 from tts.inference.engine import ModelSpec
 from tts.models import ModelVersion, SynthesisRecord, Voice
@@ -35,7 +36,7 @@ from . import metrics
 from .admission import SynthesisAdmission
 from .cache import CachedAudio
 from .history import AudioSink, store_record_audio
-from .synthesis_types import SynthesisRequest
+from .synthesis_types import SynthesisError, SynthesisRequest
 from .timestamps import AlignmentTimeline
 
 logger = logging.getLogger(__name__)
@@ -170,6 +171,25 @@ class SynthesisRun:
             if self.sink is not None:
                 self.sink.discard()
         return True
+
+    def idle(self) -> None:
+        """Nothing to synthesize until more text arrives (a WebSocket waiting for its client):
+        give the tenant's slot and the engine ticket back; :meth:`resume` takes them again."""
+        with self._lock:
+            if self.outcome is None:
+                self.admission.release()
+
+    def resume(self) -> None:
+        """Take a slot and an engine ticket again after :meth:`idle`; ``SynthesisError`` if refused."""
+        with self._lock:
+            if self.outcome is not None or self.admission.held:
+                return
+            try:
+                self.admission.hold_slot(tenant=self.request.tenant)
+                self.admission.admit_engine()
+            except LimitExceeded as exc:
+                self.admission.release()
+                raise SynthesisError.from_limit(exc) from exc
 
     def suspend(self) -> None:
         """This process stops working on a synthesis that goes on elsewhere (a job put back
