@@ -283,6 +283,13 @@ TTS_RATE_LIMIT_KEY_PERCENT = env_int("TTS_RATE_LIMIT_KEY_PERCENT", 100, minimum=
 TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 60, minimum=3)
 # Engine work in flight per process beyond which new work gets 503; 0 = no bound.
 TTS_ENGINE_MAX_QUEUE = env_int("TTS_ENGINE_MAX_QUEUE", 32, minimum=0)
+# Work behind one billed character is bounded: the combined slow-down (API speed times SSML
+# rate) stops at TTS_MIN_SPEED, and one request makes at most TTS_MAX_AUDIO_SECONDS of audio
+# (refused up front when a low estimate at TTS_AUDIO_SECONDS_PER_CHAR_MIN already exceeds it).
+TTS_MIN_SPEED = env_float("TTS_MIN_SPEED", 0.5, minimum=0.05)
+TTS_MAX_SPEED = env_float("TTS_MAX_SPEED", 4.0, minimum=1.0)
+TTS_MAX_AUDIO_SECONDS = env_int("TTS_MAX_AUDIO_SECONDS", 900, minimum=1)
+TTS_AUDIO_SECONDS_PER_CHAR_MIN = env_float("TTS_AUDIO_SECONDS_PER_CHAR_MIN", 0.03, minimum=0.0)
 # A pending history record's process renews its heartbeat this often; one whose heartbeat is
 # older than TTS_RECORD_STALE_AFTER_S belongs to a dead process and is failed with a full refund.
 TTS_RECORD_HEARTBEAT_S = env_int("TTS_RECORD_HEARTBEAT_S", 30, minimum=1)

@@ -35,6 +35,10 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+class _Stopped(Exception):
+    pass
+
+
 @dataclass
 class _Task:
     future: Future[Any]
@@ -54,11 +58,14 @@ class FairScheduler:
         self._vtime: dict[Hashable, int] = {}
         self._now = 0
         self._threads: list[threading.Thread] = []
+        self._stopping = False
 
     def submit(self, key: Hashable, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
         """Queue ``fn(*args, **kwargs)`` under ``key`` (a tenant); cancel the future to drop it unrun."""
         future: Future[T] = Future()
         with self._cond:
+            if self._stopping:
+                raise RuntimeError("the engine scheduler has shut down (the process is exiting)")
             self._start_workers()
             if key not in self._queues:
                 self._vtime[key] = max(self._vtime.get(key, 0), self._now)
@@ -88,15 +95,34 @@ class FairScheduler:
     # --- workers ---------------------------------------------------------
 
     def _start_workers(self) -> None:
+        if not self._threads:
+            # Like concurrent.futures: at interpreter exit, drop what waits and let running
+            # engine calls end (a native engine thread killed mid-call aborts the process).
+            threading._register_atexit(self.shutdown)  # type: ignore[attr-defined]
         while len(self._threads) < self.workers:
             thread = threading.Thread(target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True)
             self._threads.append(thread)
             thread.start()
 
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Cancel the tasks still waiting, let running ones finish, stop the workers."""
+        with self._cond:
+            self._stopping = True
+            for tasks in self._queues.values():
+                for task in tasks:
+                    task.future.cancel()
+            self._queues.clear()
+            self._cond.notify_all()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout)
+
     def _next(self) -> _Task:
         with self._cond:
             while True:
                 while not self._queues:
+                    if self._stopping:
+                        raise _Stopped
                     self._cond.wait()
                 key = min(self._queues, key=self._vtime.__getitem__)  # min() keeps the first of equals
                 tasks = self._queues[key]
@@ -117,7 +143,10 @@ class FairScheduler:
 
     def _work(self) -> None:
         while True:
-            task = self._next()
+            try:
+                task = self._next()
+            except _Stopped:
+                return
             if not task.future.set_running_or_notify_cancel():
                 continue  # cancelled just now
             try:
