@@ -55,7 +55,7 @@ def test_openai_speed_times_ssml_rate_is_slowed_no_further_than_the_floor(tenant
     normal = synthesis_create(req(tenant_a, SENTENCE))
     slow_text = f'<speak><prosody rate="25%">{SENTENCE}</prosody></speak>'
     slowest = synthesis_create(req(tenant_a, slow_text, speed=0.25))
-    n, rate = decode_audio(normal.audio, "pcm_16000")
+    n, _ = decode_audio(normal.audio, "pcm_16000")
     s, _ = decode_audio(slowest.audio, "pcm_16000")
     # 16x without the floor; at most 2x (the floor is 0.5), give or take the pauses.
     assert 1.5 < len(s) / len(n) < 2.4
