@@ -7,13 +7,12 @@ in other formats go through the history's download route.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from accounts.quota import usage_for_period
+from accounts.quota import characters_per_request_limit, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.models import SynthesisRecord
 from tts.services.history import history_for_tenant
@@ -52,7 +51,7 @@ def _recent(request: TenantRequest) -> list[dict[str, object]]:
 def _limit(request: TenantRequest) -> tuple[int, int | None]:
     """Characters one run may speak, and what the month has left (None: no monthly limit)."""
     plan = request.tenant.plan
-    per_request = min(plan.max_characters_per_request, settings.TTS_MAX_CHARS_PER_REQUEST, PLAYGROUND_MAX_CHARS)
+    per_request = min(characters_per_request_limit(plan), PLAYGROUND_MAX_CHARS)
     if not plan.monthly_character_limit:
         return per_request, None
     left = max(0, plan.monthly_character_limit - usage_for_period(request.tenant).characters)

@@ -1,4 +1,4 @@
-"""Dashboard routes for speech: playground, history, jobs, voices."""
+"""Dashboard routes for speech: overview (usage), playground, history, jobs, voices."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.urls import path
 from . import playground_views, usage_views, views
 
 urlpatterns = [
+    path("", views.overview, name="overview"),
     path("playground/", playground_views.playground, name="playground"),
     path("playground/recent/", playground_views.playground_recent, name="playground-recent"),
     path("history/", views.history, name="history"),

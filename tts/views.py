@@ -1,5 +1,5 @@
-"""Dashboard pages for speech: the history, long-form jobs and the voice catalog
-(the playground is ``tts.playground_views``).
+"""Dashboard pages: the overview, the history, long-form jobs and the voice catalog
+(the playground is ``tts.playground_views``, the usage page ``tts.usage_views``).
 
 Everything is scoped to the session's current tenant (``accounts.tenancy``);
 an id that belongs to another tenant answers 404, like one that does not exist.
@@ -21,7 +21,7 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
-from accounts.quota import next_period_start, usage_for_period
+from accounts.quota import characters_per_request_limit, next_period_start, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
@@ -37,7 +37,9 @@ from tts.services.history_export import (
     stored_audio_is_raw,
 )
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
+from tts.services.pagination import keyset_page
 from tts.services.synthesis import SynthesisError
+from tts.services.usage_stats import characters_per_day
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voices_for_tenant
 
@@ -77,6 +79,31 @@ def _item_or_404(request: TenantRequest, item_id: str) -> SynthesisRecord:
 
 @require_GET
 @member_required
+def overview(request: TenantRequest) -> HttpResponse:
+    tenant = request.tenant
+    plan = tenant.plan
+    usage = usage_for_period(tenant)
+    limit = plan.monthly_character_limit
+    daily = characters_per_day(tenant, days=30)
+    chart = {"labels": [d.day.isoformat() for d in daily], "characters": [d.characters for d in daily]}
+    context = dashboard_context(
+        request,
+        page="overview",
+        plan=plan,
+        usage=usage,
+        limit=limit,
+        remaining=max(0, limit - usage.characters),
+        percent=min(100.0, round(100 * usage.characters / limit, 1)) if limit else 0.0,
+        resets_on=next_period_start(),
+        max_chars_per_request=characters_per_request_limit(plan),
+        chart=chart,
+        last_30_days_total=sum(d.characters for d in daily),
+    )
+    return render(request, "dashboard/overview.html", context)
+
+
+@require_GET
+@member_required
 def history(request: TenantRequest) -> HttpResponse:
     tenant = request.tenant
     voices = list(voices_for_tenant(tenant))
@@ -101,19 +128,13 @@ def history(request: TenantRequest) -> HttpResponse:
         # Whether captions exist, without loading the (large) alignment itself.
         qs = qs.annotate(has_captions=ExpressionWrapper(Q(alignment__isnull=False), output_field=BooleanField()))
         cursor_id = data.get("before")
-        if cursor_id:
-            # Keyset pagination: no OFFSET and no COUNT(*) over a tenant's whole history.
-            cursor = history_item_get(tenant, str(cursor_id))
-            if cursor is None:
-                raise Http404("No such history item to page from.")
-            qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
-        page = list(qs[: HISTORY_PAGE_SIZE + 1])
-        if len(page) > HISTORY_PAGE_SIZE:
-            page = page[:HISTORY_PAGE_SIZE]
-            next_cursor = str(page[-1].pk)
-        for item in page:
+        cursor = history_item_get(tenant, str(cursor_id)) if cursor_id else None
+        if cursor_id and cursor is None:
+            raise Http404("No such history item to page from.")
+        page = keyset_page(qs, after=cursor, size=HISTORY_PAGE_SIZE)
+        items, next_cursor = page.items, page.last_id
+        for item in items:
             item.raw_audio = stored_audio_is_raw(item)  # type: ignore[attr-defined]
-        items = page
     query = request.GET.copy()
     query.pop("before", None)
     filtered = any(v for k, v in request.GET.items() if k != "before")
@@ -258,14 +279,10 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
         )
     )
     cursor_id = request.GET.get("before")
-    if cursor_id:
-        # Keyset pagination, as in history: no OFFSET, no COUNT(*).
-        cursor = job_get(request.tenant, cursor_id)
-        if cursor is None:
-            raise Http404("No such job to page from.")
-        qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
-    jobs = list(qs[: JOBS_PAGE_SIZE + 1])
-    next_cursor = str(jobs[JOBS_PAGE_SIZE - 1].pk) if len(jobs) > JOBS_PAGE_SIZE else None
+    cursor = job_get(request.tenant, cursor_id) if cursor_id else None
+    if cursor_id and cursor is None:
+        raise Http404("No such job to page from.")
+    page = keyset_page(qs, after=cursor, size=JOBS_PAGE_SIZE)
     max_chars, month_left = _job_limits(request)
     context = dashboard_context(
         request,
@@ -274,8 +291,8 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
         job_max_chars=max_chars,
         month_left=month_left,
         resets_on=next_period_start(),
-        jobs=jobs[:JOBS_PAGE_SIZE],
-        next_cursor=next_cursor,
+        jobs=page.items,
+        next_cursor=page.last_id,
         paged=bool(cursor_id),
         preview_chars=JOB_PREVIEW_CHARS,
     )

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from accounts.authentication import raw_key_from_scope
 from accounts.models import Usage
 from tests.fixtures import TenantCtx
 from tts.api.stream_input import ProtocolError, TextBuffer, parse_chunk_schedule, parse_options
@@ -174,7 +175,11 @@ def test_it_names_the_bad_query_parameter(query: str, field: str) -> None:
 def test_it_reads_the_options_and_schedule() -> None:
     options = parse_options(b"output_format=ulaw_8000&inactivity_timeout=180&binary_audio=true&xi-api-key=k")
     assert options.output_format.name == "ulaw_8000" and options.inactivity_timeout == 180
-    assert options.binary_audio and options.api_key == "k"
+    assert options.binary_audio
+    # The key travels in the query for browsers; one function reads it for both consumers.
+    assert raw_key_from_scope({"headers": [], "query_string": b"binary_audio=true&xi-api-key=k"}) == "k"
+    assert raw_key_from_scope({"headers": [], "query_string": b"xi_api_key=j"}) == "j"
+    assert raw_key_from_scope({"headers": [(b"xi-api-key", b"h")], "query_string": b"xi_api_key=j"}) == "h"
     assert parse_options("").output_format.name == "mp3_44100_128"
     assert parse_chunk_schedule([50, 500]) == (50, 500)
     for bad in ([], [49], [True], "120", [120.5]):

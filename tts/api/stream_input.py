@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat, UnknownFormatError, parse_elevenlabs_format
+from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat
+from tts.services.synthesis_types import SynthesisError
+from tts.services.text_input import output_format_for
 
 # Close codes. A server may only send 1000 or an application code (3000-4999;
 # autobahn, under daphne, refuses the rest), so RFC 6455's 1008/1009/1011 are
@@ -63,7 +65,6 @@ class StreamOptions:
     apply_text_normalization: str = "auto"
     binary_audio: bool = False
     alignment: bool = True
-    api_key: str | None = None
 
 
 def _bool(query: dict[str, str], name: str, default: bool) -> bool:
@@ -87,11 +88,9 @@ def parse_options(query_string: bytes | str) -> StreamOptions:
     query = {k: v[-1] for k, v in parse_qs(query_string, keep_blank_values=True).items()}
     name = query.get("output_format") or ELEVENLABS_DEFAULT
     try:
-        fmt = parse_elevenlabs_format(name)
-    except UnknownFormatError as exc:
-        raise ProtocolError(
-            f"output_format: {exc}", code="invalid_output_format", field="output_format", close_code=CLOSE_POLICY
-        ) from None
+        fmt = output_format_for(name)
+    except SynthesisError as exc:
+        raise ProtocolError(exc.message, code=exc.code, field=exc.field, close_code=CLOSE_POLICY) from None
     raw_timeout = query.get("inactivity_timeout") or str(DEFAULT_INACTIVITY_S)
     try:
         timeout = int(raw_timeout)
@@ -122,7 +121,6 @@ def parse_options(query_string: bytes | str) -> StreamOptions:
         auto_mode=_bool(query, "auto_mode", False),
         apply_text_normalization=normalization,
         binary_audio=_bool(query, "binary_audio", False),
-        api_key=(query.get("xi-api-key") or query.get("xi_api_key") or "").strip() or None,
     )
 
 

@@ -18,6 +18,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from infra.metrics import metrics_view
 from tts.services.model_lifecycle import get_lifecycle
 
 
@@ -89,14 +90,8 @@ class ProbeMiddleware:
         return self.get_response(request)
 
 
-def _metrics(request: HttpRequest) -> HttpResponse:
-    from .metrics import metrics_view
-
-    return metrics_view(request)
-
-
 _PROBES: dict[str, Callable[[HttpRequest], HttpResponse]] = {
     "/healthz": healthz,
     "/readyz": readyz,
-    "/metrics": _metrics,
+    "/metrics": metrics_view,
 }
