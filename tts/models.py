@@ -135,6 +135,8 @@ class SynthesisRecord(models.Model):
         indexes = [
             models.Index(fields=["status", "heartbeat_at"], name="history_status_heartbeat"),
             models.Index(fields=["tenant", "-created_at"], name="history_tenant_created"),
+            # The operator's admin lists every tenant's history newest first: one page, no sort of the table.
+            models.Index(fields=["-created_at", "-id"], name="history_created"),
             models.Index(fields=["tenant", "voice_id", "-created_at"], name="history_tenant_voice"),
             models.Index(fields=["tenant", "source", "-created_at"], name="history_tenant_source"),
             models.Index(fields=["tenant", "status", "-created_at"], name="history_tenant_status"),
