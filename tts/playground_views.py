@@ -17,7 +17,7 @@ from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.models import SynthesisRecord
 from tts.services.history import history_for_tenant
 from tts.services.history_export import DOWNLOAD_FORMATS
-from tts.services.voices import voices_for_tenant
+from tts.services.voices import voices_served_for_tenant
 
 # The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
 PLAYGROUND_FORMAT = "pcm_22050"
@@ -61,7 +61,7 @@ def _limit(request: TenantRequest) -> tuple[int, int | None]:
 @require_GET
 @member_required
 def playground(request: TenantRequest) -> HttpResponse:
-    voices = list(voices_for_tenant(request.tenant))
+    voices = list(voices_served_for_tenant(request.tenant))
     max_chars, month_left = _limit(request)
     context = dashboard_context(
         request,

@@ -41,7 +41,7 @@ from tts.services.pagination import keyset_page
 from tts.services.synthesis import SynthesisError
 from tts.services.usage_stats import characters_per_day
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
-from tts.services.voices import voice_get, voices_for_tenant
+from tts.services.voices import voice_get, voices_for_tenant, voices_served_for_tenant
 
 logger = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ def history_delete(request: TenantRequest, item_id: str) -> HttpResponse:
 @require_GET
 @member_required
 def voices(request: TenantRequest) -> HttpResponse:
-    context = dashboard_context(request, page="voices", voices=list(voices_for_tenant(request.tenant)))
+    context = dashboard_context(request, page="voices", voices=list(voices_served_for_tenant(request.tenant)))
     return render(request, "dashboard/voices.html", context)
 
 
@@ -318,7 +318,7 @@ def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
 def _job_form(request: TenantRequest, data: Any = None) -> JobSubmitForm:
     return JobSubmitForm(
         data,
-        voices=list(voices_for_tenant(request.tenant)),
+        voices=list(voices_served_for_tenant(request.tenant)),
         formats=DOWNLOAD_FORMATS,
         # The plan's per-job limit; the month's remainder is the quota's to refuse, with its own message.
         max_chars=request.tenant.plan.job_max_characters,

@@ -40,3 +40,17 @@ def test_it_offers_the_tenants_voices_in_the_playground(tenant_a: TenantCtx, own
     html = owner_a.get("/playground/").content.decode()
     assert '<option value="joe">Joe (en)</option>' in html
     assert 'data-output-format="pcm_22050"' in html and "/static/js/playground.js" in html
+
+
+def test_voices_no_version_serves_are_not_offered(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
+    from tts.models import ModelVersion
+
+    Voice.objects.create(voice_id="orphan", name="Aaron Orphan", model_id="no-such-model")
+    for url in ("/voices/", "/playground/", "/jobs/"):
+        html = owner_a.get(url).content.decode()
+        assert "joe" in html and "orphan" not in html, url
+    ModelVersion.objects.filter(model_id=joe.model_id).update(status="retired")
+    assert 'id="playground-empty"' in owner_a.get("/playground/").content.decode()
+    assert "No voices are available yet" in owner_a.get("/voices/").content.decode()
+    # History keeps offering the voice as a filter: its items are still there.
+    assert '<option value="joe">' in owner_a.get("/history/").content.decode()

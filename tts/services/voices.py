@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from accounts.models import Tenant
 from infra.lookup_cache import LookupCache, lookup_cache
@@ -16,6 +16,13 @@ _voices_by_name: LookupCache[tuple[int, str, str | None], Voice] = lookup_cache(
 def voices_for_tenant(tenant: Tenant) -> QuerySet[Voice]:
     """Voices this tenant may use: the shared ones and its own."""
     return Voice.objects.filter(Q(tenant__isnull=True) | Q(tenant=tenant), is_active=True).order_by("name", "voice_id")
+
+
+def voices_served_for_tenant(tenant: Tenant) -> QuerySet[Voice]:
+    """The tenant's voices that an active model version serves now: what the dashboard offers to speak
+    with. A voice whose model has no active version (retired, never activated) would only answer 503."""
+    active = ModelVersion.objects.filter(model_id=OuterRef("model_id"), status=ModelVersion.Status.ACTIVE)
+    return voices_for_tenant(tenant).filter(Exists(active))
 
 
 def voice_get(tenant: Tenant, voice_id: str) -> Voice | None:
