@@ -294,6 +294,9 @@ TTS_AUDIO_SECONDS_PER_CHAR_MIN = env_float("TTS_AUDIO_SECONDS_PER_CHAR_MIN", 0.0
 # older than TTS_RECORD_STALE_AFTER_S belongs to a dead process and is failed with a full refund.
 TTS_RECORD_HEARTBEAT_S = env_int("TTS_RECORD_HEARTBEAT_S", 30, minimum=1)
 TTS_RECORD_STALE_AFTER_S = env_int("TTS_RECORD_STALE_AFTER_S", 180, minimum=2)
+# On SIGTERM a server refuses new syntheses and lets running ones finish for this long, then
+# cancels the rest with refunds. Keep it below the orchestrator's grace period (Kubernetes: 30 s).
+TTS_SHUTDOWN_DRAIN_S = env_int("TTS_SHUTDOWN_DRAIN_S", 20, minimum=0)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long
