@@ -208,11 +208,26 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
             await self._generate(self.buffer.flush())
             await self._end()
             return
+        self._check_buffer_room(text)
         pieces = self.buffer.add(text)
         if flush:
             pieces.append(self.buffer.flush())
         for piece in pieces:
             await self._generate(piece)
+
+    def _check_buffer_room(self, text: str) -> None:
+        """Text received and not yet spoken (buffered here, or reserved and queued) is bounded."""
+        assert self.buffer is not None
+        limit = settings.TTS_WS_MAX_BUFFER_CHARS
+        unspoken = self.utterance.unspoken_characters() if self.utterance is not None else 0
+        if len(self.buffer.pending) + unspoken + len(text) > limit:
+            raise ProtocolError(
+                f"text: more than {limit} characters received and not yet spoken (TTS_WS_MAX_BUFFER_CHARS); "
+                "wait for audio before sending more.",
+                code="buffer_full",
+                field="text",
+                close_code=CLOSE_TOO_BIG,
+            )
 
     # --- synthesis ----------------------------------------------------------
 

@@ -297,6 +297,9 @@ TTS_RECORD_STALE_AFTER_S = env_int("TTS_RECORD_STALE_AFTER_S", 180, minimum=2)
 # On SIGTERM a server refuses new syntheses and lets running ones finish for this long, then
 # cancels the rest with refunds. Keep it below the orchestrator's grace period (Kubernetes: 30 s).
 TTS_SHUTDOWN_DRAIN_S = env_int("TTS_SHUTDOWN_DRAIN_S", 20, minimum=0)
+# A stream-input connection holds at most this much text received and not yet spoken
+# (buffered, or reserved and queued); past it: a buffer_full error and close 4009.
+TTS_WS_MAX_BUFFER_CHARS = env_int("TTS_WS_MAX_BUFFER_CHARS", 20_000, minimum=100)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long
