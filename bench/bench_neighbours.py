@@ -216,6 +216,7 @@ def main() -> None:
         "TTS_AUDIO_CACHE_ENABLED": "false",
         "TTS_MODEL_LIFECYCLE": "false",
         "LOG_LEVEL": "WARNING",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
     }
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
