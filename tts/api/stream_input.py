@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat, UnknownFormatError, parse_elevenlabs_format
+from ttsplatform.logging import current_request_id
 
 # Close codes. A server may only send 1000 or an application code (3000-4999;
 # autobahn, under daphne, refuses the rest), so RFC 6455's 1008/1009/1011 are
@@ -49,7 +50,9 @@ class ProtocolError(Exception):
         self.close_code = close_code
 
     def as_message(self) -> dict[str, Any]:
-        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field}
+        # request_id: the connection's (set by the websocket middleware), to quote in a bug report.
+        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field,
+                "request_id": current_request_id.get()}
 
 
 @dataclass(frozen=True)
