@@ -273,6 +273,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 enable_logging=self.options.enable_logging,
                 normalization=self.options.apply_text_normalization,
                 settings=self.voice_settings,
+                request_id=self.scope.get("request_id", ""),
             )
             run = await database_sync_to_async(synthesis_prepare)(req)
             try:

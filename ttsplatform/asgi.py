@@ -16,12 +16,14 @@ from tts.routing import websocket_urlpatterns  # noqa: E402
 from tts.services.model_lifecycle import start_lifecycle  # noqa: E402
 from tts.services.recovery import start_reaper  # noqa: E402
 from ttsplatform.shutdown import install_graceful_shutdown  # noqa: E402
+from infra.request_id import WebSocketRequestIdMiddleware  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         # Sessions too, for the dashboard's playground; API keys are checked by the consumer.
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        # A request id per connection: logs, the handshake's X-Request-ID, history.
+        "websocket": WebSocketRequestIdMiddleware(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

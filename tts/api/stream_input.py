@@ -15,6 +15,7 @@ from urllib.parse import parse_qs
 from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat
 from tts.services.synthesis_types import SynthesisError
 from tts.services.text_input import output_format_for
+from infra.logging import current_request_id
 
 # Close codes. A server may only send 1000 or an application code (3000-4999;
 # autobahn, under daphne, refuses the rest), so RFC 6455's 1008/1009/1011 are
@@ -54,7 +55,9 @@ class ProtocolError(Exception):
         self.close_code = close_code
 
     def as_message(self) -> dict[str, Any]:
-        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field}
+        # request_id: the connection's (set by the websocket middleware), to quote in a bug report.
+        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field,
+                "request_id": current_request_id.get()}
 
 
 @dataclass(frozen=True)
