@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from infra.logging import current_request_id
 from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat
 from tts.services.synthesis_types import SynthesisError
 from tts.services.text_input import output_format_for
-from infra.logging import current_request_id
 
 # Close codes. A server may only send 1000 or an application code (3000-4999;
 # autobahn, under daphne, refuses the rest), so RFC 6455's 1008/1009/1011 are
