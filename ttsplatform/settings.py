@@ -311,6 +311,9 @@ TTS_SHUTDOWN_DRAIN_S = env_int("TTS_SHUTDOWN_DRAIN_S", 20, minimum=0)
 # A stream-input connection holds at most this much text received and not yet spoken
 # (buffered, or reserved and queued); past it: a buffer_full error and close 4009.
 TTS_WS_MAX_BUFFER_CHARS = env_int("TTS_WS_MAX_BUFFER_CHARS", 20_000, minimum=100)
+# Messages a stream-input connection may send per second (bursts of twice as many); past it the
+# socket is closed (too_many_messages, 4008): tiny frames in a flood cost the shared event loop.
+TTS_WS_MAX_MESSAGES_PER_S = env_int("TTS_WS_MAX_MESSAGES_PER_S", 100, minimum=1)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long
