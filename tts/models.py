@@ -18,6 +18,7 @@ class ModelVersion(models.Model):
     class Engine(models.TextChoices):
         PIPER_ONNX = "piper-onnx", "Piper (ONNX Runtime)"
         VITS_TORCH = "vits-torch", "VITS (PyTorch)"
+        KOKORO_ONNX = "kokoro-onnx", "Kokoro-82M (ONNX Runtime)"
 
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
