@@ -30,7 +30,7 @@ from tts.services.history_export import DOWNLOAD_FORMATS, ExportError, captions_
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.services.synthesis import SynthesisError
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
-from tts.services.voices import voice_get, voices_for_tenant
+from tts.services.voices import voice_get, voice_languages, voices_for_tenant
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +196,14 @@ def history_delete(request: TenantRequest, item_id: str) -> HttpResponse:
 @require_GET
 @member_required
 def voices(request: TenantRequest) -> HttpResponse:
-    context = dashboard_context(request, page="voices", voices=list(voices_for_tenant(request.tenant)))
+    language = (request.GET.get("language") or "").strip()[:16] or None
+    context = dashboard_context(
+        request,
+        page="voices",
+        voices=list(voices_for_tenant(request.tenant, language=language)),
+        languages=voice_languages(request.tenant),
+        language=language or "",
+    )
     return render(request, "dashboard/voices.html", context)
 
 

@@ -16,7 +16,7 @@ from django.http import FileResponse, HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -65,6 +65,7 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
         "category": voice.category,
         "description": voice.description,
         "labels": {"language": voice.language, **(voice.labels or {})},
+        "language": voice.language,
         "preview_url": None,
         "settings": settings_out,
         "verified_languages": [{"language": voice.language, "model_id": voice.model_id, "accent": None}],
@@ -82,6 +83,7 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
 @extend_schema_view(
     get=extend_schema(
         operation_id="voices_list", tags=["voices"], summary="Voices this key can use",
+        parameters=[OpenApiParameter("language", str, description='Only this language ("ja"; "en" matches en-US).')],
         responses={200: json_object("voices, has_more, total_count"), **error_responses("elevenlabs", 403)},
     )
 )
@@ -91,7 +93,8 @@ class VoiceListApi(APIView):
 
     def get(self, request: Request) -> Response:
         tenant = request_tenant(request)
-        voices = [voice_json(v, tenant_id=tenant.pk) for v in voices_for_tenant(tenant)]
+        language = request.query_params.get("language") or None
+        voices = [voice_json(v, tenant_id=tenant.pk) for v in voices_for_tenant(tenant, language=language)]
         return Response({"voices": voices, "has_more": False, "total_count": len(voices)})
 
 

@@ -31,8 +31,16 @@ class PreviewUnavailable(Exception):
     """The voice's model has no active version, or its engine could not run."""
 
 
+_PREVIEW_TEXTS = {
+    "en": "Hello, I am {name}. This is how I sound.",
+    "ja": "こんにちは、{name}です。よろしくお願いします。",
+}
+
+
 def preview_text(voice: Voice) -> str:
-    return f"Hello, I am {voice.name}. This is how I sound."
+    """A short sentence in the voice's own language (English where none is written here)."""
+    code = (voice.language or "en").lower().replace("_", "-").split("-")[0]
+    return _PREVIEW_TEXTS.get(code, _PREVIEW_TEXTS["en"]).format(name=voice.name)
 
 
 def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
