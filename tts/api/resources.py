@@ -27,6 +27,7 @@ from accounts.models import Scope
 from accounts.quota import next_period_start, usage_for_period
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
+from tts.services.voice_blends import voice_delete
 from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
 from ttsplatform.openapi import audio_responses, error_responses, json_object
 
@@ -77,6 +78,7 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
         "fine_tuning": None,
         "model_id": voice.model_id,
         "speaker_index": voice.speaker_index,
+        "blend": voice.blend or None,
     }
 
 
@@ -103,11 +105,28 @@ class VoiceListApi(APIView):
         operation_id="voices_get", tags=["voices"], summary="One voice",
         responses={200: json_object("The voice, ElevenLabs' fields plus model_id and speaker_index."),
                    **error_responses("elevenlabs", 403, 404)},
-    )
+    ),
+    delete=extend_schema(
+        operation_id="voices_delete", tags=["voices"], summary="Delete one of this tenant's own voices",
+        responses={200: json_object('{"status": "ok"}'), **error_responses("elevenlabs", 403, 404)},
+    ),
 )
 class VoiceDetailApi(APIView):
-    required_scope = Scope.VOICES_READ
     error_dialect = "elevenlabs"
+
+    @property
+    def required_scope(self) -> str:
+        return Scope.TTS if self.request.method == "DELETE" else Scope.VOICES_READ
+
+    def delete(self, request: Request, voice_id: str) -> Response:
+        if not voice_delete(tenant=request_tenant(request), voice_id=voice_id):
+            raise ApiError(
+                f"This tenant has no voice of its own with voice_id '{voice_id}'.",
+                code="voice_not_found",
+                status_code=404,
+                field="voice_id",
+            )
+        return Response({"status": "ok"})
 
     def get(self, request: Request, voice_id: str) -> Response:
         voice = voice_get(request_tenant(request), voice_id)

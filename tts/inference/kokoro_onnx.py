@@ -151,12 +151,18 @@ class KokoroOnnxEngine:
 
     # --- audio --------------------------------------------------------------------
 
-    def style_for(self, speaker_id: int | None, tokens: int) -> np.ndarray:
-        index = 0 if speaker_id is None else speaker_id
-        if not 0 <= index < self.num_speakers:
-            raise EngineError(f"speaker {index} out of range 0..{self.num_speakers - 1}")
+    def style_for(
+        self, speaker_id: int | None, tokens: int, blend: tuple[tuple[int, float], ...] = ()
+    ) -> np.ndarray:
+        """The style row for ``tokens`` tokens of a voice, or the weighted mix of several voices' rows."""
+        mix = blend or ((0 if speaker_id is None else speaker_id, 1.0),)
         row = min(max(1, tokens), self.styles.shape[1]) - 1
-        return self.styles[index, row].reshape(1, 256)
+        style = np.zeros(256, dtype=np.float32)
+        for index, weight in mix:
+            if not 0 <= index < self.num_speakers:
+                raise EngineError(f"speaker {index} out of range 0..{self.num_speakers - 1}")
+            style += np.float32(weight) * self.styles[index, row]
+        return style.reshape(1, 256)
 
     def synthesize_ids(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> EngineOutput:
         inner = [i for i in phoneme_ids if i != 0]
@@ -168,7 +174,7 @@ class KokoroOnnxEngine:
         speed = 1.0 / max(0.05, float(scale))
         feed = {
             "tokens": np.asarray([[0, *inner, 0]], dtype=np.int64),
-            "style": self.style_for(params.speaker_id, len(inner)),
+            "style": self.style_for(params.speaker_id, len(inner), params.style_blend),
             "speed": np.asarray([speed], dtype=np.float32),
         }
         try:

@@ -123,12 +123,15 @@ def _run_claimed(job: Job, token: str) -> str:
         return "failed"
     voice = Voice.objects.filter(voice_id=job.voice_id).first()
     speaker = voice.speaker_index if voice else 0
+    blend = voice.style_blend if voice else ()
     speed = float((job.settings or {}).get("speed") or 1.0)
     try:
         engine = get_registry().get(spec_for(job.model_version))
         for index in range(job.done_chunks, job.total_chunks):
             pieces = [
-                synthesize_segment(engine, seg, segment_params(engine, seg, speaker_index=speaker, speed=speed))
+                synthesize_segment(
+                    engine, seg, segment_params(engine, seg, speaker_index=speaker, speed=speed, style_blend=blend)
+                )
                 for seg in _segments(job.plan[index])
             ]
             pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)

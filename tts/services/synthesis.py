@@ -350,7 +350,9 @@ def _next_reset_ts() -> float:
 def _params_for(prep: PreparedSynthesis, engine: Engine, segment: Segment) -> SynthesisParams:
     speed = max(0.05, prep.request.speed * segment.rate)
     base = float(getattr(engine, "default_length_scale", 1.0))
-    return SynthesisParams(speaker_id=prep.voice.speaker_index, length_scale=base / speed)
+    return SynthesisParams(
+        speaker_id=prep.voice.speaker_index, length_scale=base / speed, style_blend=prep.voice.style_blend
+    )
 
 
 def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams) -> np.ndarray:
@@ -586,8 +588,15 @@ def resolve_model_version(req: SynthesisRequest, voice: Voice) -> ModelVersion:
     return _resolve_model(req, voice, active_model_version(voice.model_id))
 
 
-def segment_params(engine: Engine, segment: Segment, *, speaker_index: int, speed: float) -> SynthesisParams:
+def segment_params(
+    engine: Engine,
+    segment: Segment,
+    *,
+    speaker_index: int,
+    speed: float,
+    style_blend: tuple[tuple[int, float], ...] = (),
+) -> SynthesisParams:
     """Engine knobs for one segment: the caller's speed times the segment's own rate."""
     speed = max(0.05, speed * segment.rate)
     base = float(getattr(engine, "default_length_scale", 1.0))
-    return SynthesisParams(speaker_id=speaker_index, length_scale=base / speed)
+    return SynthesisParams(speaker_id=speaker_index, length_scale=base / speed, style_blend=style_blend)

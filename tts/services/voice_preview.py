@@ -50,7 +50,7 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
         raise PreviewUnavailable(f"The model behind voice '{voice.voice_id}' has no active version.")
     fmt = parse_elevenlabs_format(PREVIEW_FORMAT)
     text = preview_text(voice)
-    digest = hashlib.sha256(f"{version.sha256}|{voice.speaker_index}|{text}".encode()).hexdigest()[:32]
+    digest = hashlib.sha256(f"{version.sha256}|{voice.speaker_index}|{voice.blend}|{text}".encode()).hexdigest()[:32]
     key = f"tts:voice-preview:{digest}"
     try:
         data = cache.get(key)
@@ -60,7 +60,7 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
         return data, fmt
     try:
         engine = get_registry().get(spec_for(version))
-        params = SynthesisParams(speaker_id=voice.speaker_index)
+        params = SynthesisParams(speaker_id=voice.speaker_index, style_blend=voice.style_blend)
         segments = prepare_text(text, language=voice.language, max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS)
         pieces = [synthesize_segment(engine, segment, params) for segment in segments]
     except EngineError as exc:
