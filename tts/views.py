@@ -29,6 +29,7 @@ from tts.services.history import history_for_tenant, history_item_delete, histor
 from tts.services.history_export import DOWNLOAD_FORMATS, ExportError, captions_vtt, export_audio, playable_audio
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.services.synthesis import SynthesisError
+from tts.services.voice_blends import VoiceBlendError, voice_blend_create, voice_delete
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voice_languages, voices_for_tenant
 
@@ -197,14 +198,48 @@ def history_delete(request: TenantRequest, item_id: str) -> HttpResponse:
 @member_required
 def voices(request: TenantRequest) -> HttpResponse:
     language = (request.GET.get("language") or "").strip()[:16] or None
+    every = list(voices_for_tenant(request.tenant))
     context = dashboard_context(
         request,
         page="voices",
-        voices=list(voices_for_tenant(request.tenant, language=language)),
+        voices=list(voices_for_tenant(request.tenant, language=language)) if language else every,
         languages=voice_languages(request.tenant),
         language=language or "",
+        blendable=[v for v in every if v.labels.get("engine") == "kokoro" and not v.blend],
     )
     return render(request, "dashboard/voices.html", context)
+
+
+@require_POST
+@member_required
+def voice_blend_new(request: TenantRequest) -> HttpResponse:
+    """The voices page's "make a voice" form: a weight per Kokoro voice, blank or 0 leaves it out."""
+    weights: dict[str, float] = {}
+    for key, value in request.POST.items():
+        if key.startswith("weight-") and value.strip():
+            try:
+                weight = float(value)
+            except ValueError:
+                messages.error(request, f"The weight of {key[7:]} must be a number.")
+                return redirect("dashboard:voices")
+            if weight > 0:
+                weights[key[7:]] = weight
+    try:
+        voice = voice_blend_create(tenant=request.tenant, name=request.POST.get("name", ""), blend=weights)
+    except VoiceBlendError as exc:
+        messages.error(request, exc.message)
+        return redirect("dashboard:voices")
+    messages.success(request, f"Made the voice {voice.name} ({voice.voice_id}): play its preview below.")
+    return redirect("dashboard:voices")
+
+
+@require_POST
+@member_required
+def voice_delete_view(request: TenantRequest, voice_id: str) -> HttpResponse:
+    if not voice_delete(tenant=request.tenant, voice_id=voice_id):
+        raise Http404("No such voice of this tenant.")
+    messages.success(request, "Deleted the voice.")
+    return redirect("dashboard:voices")
 
 
 @require_GET

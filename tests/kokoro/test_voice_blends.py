@@ -95,3 +95,27 @@ def test_it_reads_kokoro_fastapi_spelling() -> None:
     ]
     with pytest.raises(VoiceBlendError):
         parse_blend("jf_alpha((2)+x")
+
+
+def test_the_dashboard_makes_previews_and_deletes_a_blend(tenant_a: TenantCtx, kokoro: Voice) -> None:
+    from django.test import Client
+
+    owner = Client()
+    owner.force_login(tenant_a.owner)  # type: ignore[arg-type]
+    page = owner.get("/voices/").content.decode()
+    assert 'id="voice-blend"' in page and 'name="weight-jm_kumo"' in page
+    response = owner.post("/voices/blend/", {"name": "Mix", "weight-jf_alpha": "1", "weight-jm_kumo": "1"})
+    assert response.status_code == 302
+    voice = Voice.objects.get(tenant=tenant_a.tenant, name="Mix")
+    assert [c["weight"] for c in voice.blend] == [0.5, 0.5]
+    page = owner.get("/voices/").content.decode()
+    assert f"<code>{voice.voice_id}</code>" in page and "private to Alpha" in page
+    preview = owner.get(f"/voices/{voice.voice_id}/preview.mp3")
+    assert preview.status_code == 200
+    samples, rate = decode_audio(preview.content, "mp3_22050_32")
+    assert_speech(samples, rate, expected_rate=22050)
+    bad = owner.post("/voices/blend/", {"name": "Solo", "weight-jf_alpha": "1"}, follow=True)
+    assert "mix 2 to 5 voices" in bad.content.decode()
+    assert owner.post(f"/voices/{voice.voice_id}/delete/").status_code == 302
+    assert not Voice.objects.filter(pk=voice.pk).exists()
+    assert owner.post("/voices/jf_alpha/delete/").status_code == 404
