@@ -63,7 +63,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check . || true
 
 typecheck: $(VENV)/.installed-dev
-	$(BIN)/mypy accounts tts ttsplatform
+	$(BIN)/mypy infra accounts tts ttsplatform
 
 # Benchmarks (not tests): each prints a markdown table; results go to docs/benchmarks.md.
 # bench_cache.py drives both servers with wrk (Debian's package) when it is there, else with httpx.

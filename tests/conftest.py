@@ -18,7 +18,7 @@ from tests.servers import *  # noqa: F403
 def _fresh_lookup_caches() -> None:
     """Each test starts with no cached keys, voices or versions: rows of an earlier test's
     (rolled-back) transaction must not answer for this one's."""
-    from ttsplatform.lookup_cache import clear_lookup_caches
+    from infra.lookup_cache import clear_lookup_caches
 
     clear_lookup_caches()
 

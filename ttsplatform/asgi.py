@@ -14,6 +14,8 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from tts.routing import websocket_urlpatterns  # noqa: E402
 from tts.services.model_lifecycle import start_lifecycle  # noqa: E402
+from tts.services.recovery import start_reaper  # noqa: E402
+from ttsplatform.shutdown import install_graceful_shutdown  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
@@ -26,3 +28,7 @@ application = ProtocolTypeRouter(
 # Only server processes import this module: warm models and follow activations here
 # (manage.py commands and tests do not; Celery workers start theirs from signals).
 start_lifecycle()
+# Records a crashed process left pending are failed and refunded (then by beat, or here without one).
+start_reaper()
+# SIGTERM drains running syntheses (TTS_SHUTDOWN_DRAIN_S), then cancels the rest with refunds.
+install_graceful_shutdown()

@@ -7,12 +7,12 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import urls as account_pages
+from infra import metrics
 from tts import urls as speech_pages
-from tts.api import elevenlabs, openai, resources, streaming, voice_blends
+from tts.api import elevenlabs, health, openai, resources, streaming, voice_blends
 from tts.api import jobs as job_api
 from tts.api import timestamps as timestamps_api
 from tts.api import usage as usage_api
-from ttsplatform import health, metrics
 
 api_v1 = [
     path("v1/text-to-speech/<str:voice_id>", elevenlabs.TextToSpeechApi.as_view(), name="tts-convert"),

@@ -12,9 +12,9 @@ from rest_framework.views import APIView
 from accounts.authentication import request_tenant
 from accounts.models import Scope
 from tts.services.voice_blends import VoiceBlendError, voice_blend_create
-from ttsplatform.openapi import error_responses, json_object
 
 from .errors import ApiError
+from .openapi import error_responses, json_object
 from .resources import voice_json
 
 

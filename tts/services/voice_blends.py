@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from accounts.models import Tenant
+from infra.lookup_cache import clear_lookup_caches
 from tts.models import ModelVersion, Voice
-from ttsplatform.lookup_cache import clear_lookup_caches
 
 from .voices import active_model_version, voice_get
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tts', '0002_job'),
+        ('tts', '0003_synthesisrecord_heartbeat'),
     ]
 
     operations = [

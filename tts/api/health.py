@@ -18,7 +18,9 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from infra.metrics import metrics_view
 from tts.services.model_lifecycle import get_lifecycle
+from tts.services.shutdown import draining
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -57,6 +59,8 @@ def _check_cache() -> str:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
+    if draining.is_set():
+        return _unavailable("shutting down")
     for check in (_check_database, _check_cache):
         reason = check()
         if reason:
@@ -89,14 +93,8 @@ class ProbeMiddleware:
         return self.get_response(request)
 
 
-def _metrics(request: HttpRequest) -> HttpResponse:
-    from .metrics import metrics_view
-
-    return metrics_view(request)
-
-
 _PROBES: dict[str, Callable[[HttpRequest], HttpResponse]] = {
     "/healthz": healthz,
     "/readyz": readyz,
-    "/metrics": _metrics,
+    "/metrics": metrics_view,
 }

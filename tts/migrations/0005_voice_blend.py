@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tts', '0003_kokoro_engine'),
+        ('tts', '0004_kokoro_engine'),
     ]
 
     operations = [
