@@ -92,7 +92,7 @@ def test_durations_come_from_the_model_and_account_for_the_audio(engine: KokoroO
     assert out.phoneme_samples is not None and len(out.phoneme_samples) == len(ids)
     assert int(out.phoneme_samples.sum()) == len(out.audio)
     # Whole frames, except at the edges where the model's silence was trimmed.
-    assert (out.phoneme_samples[2:-2] % FRAME_SAMPLES == 0).all() and (out.phoneme_samples[1:-2] > 0).all()
+    assert (out.phoneme_samples[3:-3] % FRAME_SAMPLES == 0).all() and (out.phoneme_samples[1:-3] > 0).all()
     words = ["今日", "は", "いい", "天気", "です", "ね"]
     assert ["今日はいい天気ですね。"[w.char_start : w.char_end] for w in utterance.words] == words
 
