@@ -75,6 +75,8 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self.pump: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None
         self.last_activity = time.monotonic()
+        self._tokens = 2.0 * settings.TTS_WS_MAX_MESSAGES_PER_S
+        self._tokens_at = time.monotonic()
         # Accept first, so that what is wrong can be said in a message before the close.
         await self.accept()
         try:
@@ -97,6 +99,16 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.closing:
+            return
+        if not self._message_allowed():
+            await self.fail(
+                ProtocolError(
+                    f"More than {settings.TTS_WS_MAX_MESSAGES_PER_S} messages a second "
+                    "(TTS_WS_MAX_MESSAGES_PER_S); send text in larger pieces.",
+                    code="too_many_messages",
+                    close_code=CLOSE_POLICY,
+                )
+            )
             return
         try:
             await self._receive(text_data, bytes_data)
@@ -215,6 +227,18 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         for piece in pieces:
             await self._generate(piece)
 
+    def _message_allowed(self) -> bool:
+        """A token bucket per connection: a flood of tiny frames costs the event loop every
+        tenant shares, so past the rate (with a burst of as many again) the socket is closed."""
+        rate = settings.TTS_WS_MAX_MESSAGES_PER_S
+        now = time.monotonic()
+        self._tokens = min(2.0 * rate, self._tokens + (now - self._tokens_at) * rate)
+        self._tokens_at = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
     def _check_buffer_room(self, text: str) -> None:
         """Text received and not yet spoken (buffered here, or reserved and queued) is bounded."""
         assert self.buffer is not None
@@ -249,6 +273,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 enable_logging=self.options.enable_logging,
                 normalization=self.options.apply_text_normalization,
                 settings=self.voice_settings,
+                request_id=self.scope.get("request_id", ""),
             )
             run = await database_sync_to_async(synthesis_prepare)(req)
             try:

@@ -12,6 +12,7 @@ django_asgi_app = get_http_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from infra.request_id import WebSocketRequestIdMiddleware  # noqa: E402
 from tts.routing import websocket_urlpatterns  # noqa: E402
 from tts.services.model_lifecycle import start_lifecycle  # noqa: E402
 from tts.services.recovery import start_reaper  # noqa: E402
@@ -21,7 +22,8 @@ application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         # Sessions too, for the dashboard's playground; API keys are checked by the consumer.
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        # A request id per connection: logs, the handshake's X-Request-ID, history.
+        "websocket": WebSocketRequestIdMiddleware(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

@@ -13,12 +13,20 @@ import dj_database_url
 
 from infra.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
+from .dev_settings import read_dev_settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DEBUG", False)
+# What `make run` left in var/dev-settings (DEBUG and a generated secret), so that
+# manage.py works in a plain shell afterwards; ignored when SECRET_KEY is set or
+# DEBUG is off, and absent on a machine that never ran `make run`.
+_DEV = read_dev_settings(VAR_DIR)
+DEBUG = env_bool("DEBUG", _DEV.get("DEBUG") == "true")
 # Only a development server may run on a known key; production must set one.
-SECRET_KEY = env_str("SECRET_KEY", "django-insecure-dev-only-key-do-not-use-in-production" if DEBUG else None)
+SECRET_KEY = env_str(
+    "SECRET_KEY", _DEV.get("SECRET_KEY") or ("django-insecure-dev-only-key-do-not-use-in-production" if DEBUG else None)
+)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -284,6 +292,9 @@ TTS_RATE_LIMIT_KEY_PERCENT = env_int("TTS_RATE_LIMIT_KEY_PERCENT", 100, minimum=
 TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 60, minimum=3)
 # Engine work in flight per process beyond which new work gets 503; 0 = no bound.
 TTS_ENGINE_MAX_QUEUE = env_int("TTS_ENGINE_MAX_QUEUE", 32, minimum=0)
+# Engines (loaded model versions) one process holds at most; loading another drops the
+# least recently used (in-flight requests finish on it). 0 = no bound.
+TTS_ENGINE_MAX_LOADED = env_int("TTS_ENGINE_MAX_LOADED", 0, minimum=0)
 # Work behind one billed character is bounded: the combined slow-down (API speed times SSML
 # rate) stops at TTS_MIN_SPEED, and one request makes at most TTS_MAX_AUDIO_SECONDS of audio
 # (refused up front when a low estimate at TTS_AUDIO_SECONDS_PER_CHAR_MIN already exceeds it).
@@ -301,6 +312,9 @@ TTS_SHUTDOWN_DRAIN_S = env_int("TTS_SHUTDOWN_DRAIN_S", 20, minimum=0)
 # A stream-input connection holds at most this much text received and not yet spoken
 # (buffered, or reserved and queued); past it: a buffer_full error and close 4009.
 TTS_WS_MAX_BUFFER_CHARS = env_int("TTS_WS_MAX_BUFFER_CHARS", 20_000, minimum=100)
+# Messages a stream-input connection may send per second (bursts of twice as many); past it the
+# socket is closed (too_many_messages, 4008): tiny frames in a flood cost the shared event loop.
+TTS_WS_MAX_MESSAGES_PER_S = env_int("TTS_WS_MAX_MESSAGES_PER_S", 100, minimum=1)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long

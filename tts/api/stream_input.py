@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from infra.logging import current_request_id
 from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat
 from tts.services.synthesis_types import SynthesisError
 from tts.services.text_input import output_format_for
@@ -61,7 +62,9 @@ class ProtocolError(Exception):
         self.close_code = close_code
 
     def as_message(self) -> dict[str, Any]:
-        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field}
+        # request_id: the connection's (set by the websocket middleware), to quote in a bug report.
+        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field,
+                "request_id": current_request_id.get()}
 
 
 @dataclass(frozen=True)
