@@ -249,6 +249,7 @@ TTS_SENTENCE_SILENCE_MS = env_int("TTS_SENTENCE_SILENCE_MS", 200, minimum=0, max
 TTS_ENGINES = {
     "piper-onnx": "tts.inference.piper_onnx.PiperOnnxEngine",
     "vits-torch": "tts.inference.vits_torch.VitsTorchEngine",
+    "kokoro-onnx": "tts.inference.kokoro_onnx.KokoroOnnxEngine",
 }
 # Long-form jobs (tts/services/jobs.py): Celery workers when there is a broker,
 # else a background thread of the server process, so `make run` needs no broker.
