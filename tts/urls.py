@@ -23,5 +23,7 @@ urlpatterns = [
     path("voices/", views.voices, name="voices"),
     path("usage/", usage_views.usage, name="usage"),
     path("usage.csv", usage_views.usage_csv, name="usage-csv"),
+    path("voices/blend/", views.voice_blend_new, name="voice-blend"),
     path("voices/<str:voice_id>/preview.mp3", views.voice_preview_audio, name="voice-preview"),
+    path("voices/<str:voice_id>/delete/", views.voice_delete_view, name="voice-delete"),
 ]

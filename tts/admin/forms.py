@@ -46,7 +46,12 @@ class ModelVersionImportForm(forms.Form):
         label="Voice id",
         help_text="For one speaker: its voice id; for several: their prefix. Default: from the model id.",
     )
-    engine = forms.ChoiceField(choices=ModelVersion.Engine.choices, initial=ModelVersion.Engine.PIPER_ONNX)
+    # Piper files only: the engines that read them (Kokoro models come in through import_kokoro_voices).
+    engine = forms.ChoiceField(
+        choices=[(ModelVersion.Engine.PIPER_ONNX, ModelVersion.Engine.PIPER_ONNX.label),
+                 (ModelVersion.Engine.VITS_TORCH, ModelVersion.Engine.VITS_TORCH.label)],
+        initial=ModelVersion.Engine.PIPER_ONNX,
+    )
     activate = forms.BooleanField(required=False, help_text="Serve the model with this version from now on.")
     preload = forms.BooleanField(required=False, help_text="Load and warm it at start-up in every process.")
 

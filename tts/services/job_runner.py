@@ -147,6 +147,7 @@ def _run_claimed(job: Job, token: str) -> str:
         _release(job, token)
         raise RetryLater(exc.message) from exc
     speaker = run.voice.speaker_index
+    blend = run.voice.style_blend
     speed = run.request.speed
     try:
         engine = get_registry().get(run.spec)
@@ -157,7 +158,7 @@ def _run_claimed(job: Job, token: str) -> str:
                     synthesize_segment,
                     engine,
                     seg,
-                    segment_params(engine, seg, speaker_index=speaker, speed=speed),
+                    segment_params(engine, seg, speaker_index=speaker, speed=speed, style_blend=blend),
                 )
                 for seg in _segments(job.plan[index])
             ]

@@ -311,15 +311,29 @@ def effective_speed(speed: float, segment: Segment) -> float:
     return min(settings.TTS_MAX_SPEED, max(settings.TTS_MIN_SPEED, speed * segment.rate))
 
 
-def segment_params(engine: Engine, segment: Segment, *, speaker_index: int, speed: float) -> SynthesisParams:
-    """Engine knobs for one segment: the caller's speed times the segment's own rate."""
+def segment_params(
+    engine: Engine,
+    segment: Segment,
+    *,
+    speaker_index: int,
+    speed: float,
+    style_blend: tuple[tuple[int, float], ...] = (),
+) -> SynthesisParams:
+    """Engine knobs for one segment: the caller's speed times the segment's own rate (and a
+    blended voice's style mix)."""
     speed = effective_speed(speed, segment)
     base = float(getattr(engine, "default_length_scale", 1.0))
-    return SynthesisParams(speaker_id=speaker_index, length_scale=base / speed)
+    return SynthesisParams(speaker_id=speaker_index, length_scale=base / speed, style_blend=style_blend)
 
 
 def _params_for(run: SynthesisRun, engine: Engine, segment: Segment) -> SynthesisParams:
-    return segment_params(engine, segment, speaker_index=run.voice.speaker_index, speed=run.request.speed)
+    return segment_params(
+        engine,
+        segment,
+        speaker_index=run.voice.speaker_index,
+        speed=run.request.speed,
+        style_blend=run.voice.style_blend,
+    )
 
 
 def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams) -> np.ndarray:

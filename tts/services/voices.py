@@ -13,16 +13,29 @@ _voices: LookupCache[tuple[int, str], tuple[Voice, ModelVersion]] = lookup_cache
 _voices_by_name: LookupCache[tuple[int, str, str | None], Voice] = lookup_cache("voices by name")
 
 
-def voices_for_tenant(tenant: Tenant) -> QuerySet[Voice]:
-    """Voices this tenant may use: the shared ones and its own."""
-    return Voice.objects.filter(Q(tenant__isnull=True) | Q(tenant=tenant), is_active=True).order_by("name", "voice_id")
+def voices_for_tenant(tenant: Tenant, *, language: str | None = None) -> QuerySet[Voice]:
+    """Voices this tenant may use: the shared ones and its own; ``language`` ("ja", "en-US")
+    keeps those of that primary language ("en" matches "en" and "en-US")."""
+    voices = Voice.objects.filter(Q(tenant__isnull=True) | Q(tenant=tenant), is_active=True)
+    code = (language or "").strip().lower().replace("_", "-").split("-")[0]
+    if code:
+        voices = voices.filter(
+            Q(language__iexact=code) | Q(language__istartswith=f"{code}-") | Q(language__istartswith=f"{code}_")
+        )
+    return voices.order_by("name", "voice_id")
 
 
-def voices_served_for_tenant(tenant: Tenant) -> QuerySet[Voice]:
+def voice_languages(tenant: Tenant) -> list[str]:
+    """The primary languages of the voices this tenant may use, for a filter."""
+    codes = voices_for_tenant(tenant).values_list("language", flat=True).distinct()
+    return sorted({code.lower().replace("_", "-").split("-")[0] for code in codes if code})
+
+
+def voices_served_for_tenant(tenant: Tenant, *, language: str | None = None) -> QuerySet[Voice]:
     """The tenant's voices that an active model version serves now: what the dashboard offers to speak
     with. A voice whose model has no active version (retired, never activated) would only answer 503."""
     active = ModelVersion.objects.filter(model_id=OuterRef("model_id"), status=ModelVersion.Status.ACTIVE)
-    return voices_for_tenant(tenant).filter(Exists(active))
+    return voices_for_tenant(tenant, language=language).filter(Exists(active))
 
 
 def voice_get(tenant: Tenant, voice_id: str) -> Voice | None:
