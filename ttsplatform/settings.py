@@ -39,6 +39,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # 413 for an oversized Content-Length before anything else runs (docs/limits.md).
+    "ttsplatform.body_limit.BodyLimitMiddleware",
     "ttsplatform.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves static/ (the dashboard's CSS, JS and vendored chart library) from daphne itself.
@@ -199,7 +201,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.authentication.HasApiKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["tts.api.parsers.BoundedJSONParser"],
     "EXCEPTION_HANDLER": "tts.api.errors.exception_handler",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "tts.api.negotiation.JsonAlwaysNegotiation",
     "UNAUTHENTICATED_USER": None,
@@ -263,6 +265,13 @@ TTS_MODEL_IDLE_UNLOAD_SECONDS = env_int("TTS_MODEL_IDLE_UNLOAD_SECONDS", 3600, m
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 
 # --- audio cache, rate limits, admission (docs/limits.md) ------------------
+
+# Request bodies past these sizes get 413 before they are read (ttsplatform/body_limit.py);
+# job routes take long texts. 0 = no bound.
+TTS_MAX_BODY_BYTES = env_int("TTS_MAX_BODY_BYTES", 1024 * 1024, minimum=0)
+TTS_JOB_MAX_BODY_BYTES = env_int("TTS_JOB_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=0)
+# JSON bodies nested deeper than this get 400 (tts/api/parsers.py).
+TTS_MAX_JSON_DEPTH = env_int("TTS_MAX_JSON_DEPTH", 32, minimum=2, maximum=500)
 
 # Prefix of every Redis key the cache and the limits write (one per deployment sharing a Redis).
 TTS_REDIS_KEY_PREFIX = env_str("TTS_REDIS_KEY_PREFIX", "tts")

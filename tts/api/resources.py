@@ -31,6 +31,7 @@ from tts.services.voices import active_model_versions, voice_get, voices_for_ten
 from ttsplatform.openapi import audio_responses, error_responses, json_object
 
 from .errors import ApiError
+from .fields import StrictCharField
 
 LANGUAGE_NAMES = {
     "en": "English",
@@ -206,12 +207,16 @@ def history_json(record: SynthesisRecord) -> dict[str, Any]:
     }
 
 
+# The last second of year 9999: past it a datetime cannot hold the value (a 500 before).
+MAX_UNIX_S = 253_402_300_799
+
+
 class HistoryQuerySerializer(serializers.Serializer):
     page_size = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
-    start_after_history_item_id = serializers.CharField(required=False, allow_blank=True)
-    voice_id = serializers.CharField(required=False, allow_blank=True)
-    date_before_unix = serializers.IntegerField(required=False, min_value=0)
-    date_after_unix = serializers.IntegerField(required=False, min_value=0)
+    start_after_history_item_id = StrictCharField(required=False, allow_blank=True)
+    voice_id = StrictCharField(required=False, allow_blank=True)
+    date_before_unix = serializers.IntegerField(required=False, min_value=0, max_value=MAX_UNIX_S)
+    date_after_unix = serializers.IntegerField(required=False, min_value=0, max_value=MAX_UNIX_S)
     source = serializers.ChoiceField(choices=SynthesisRecord.Source.choices, required=False)  # type: ignore[assignment]
     status = serializers.ChoiceField(choices=SynthesisRecord.Status.choices, required=False)
 
@@ -337,7 +342,7 @@ class HistoryAudioApi(APIView):
 
 
 class HistoryDownloadInputSerializer(serializers.Serializer):
-    history_item_ids = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=100)
+    history_item_ids = serializers.ListField(child=StrictCharField(), min_length=1, max_length=100)
 
 
 @extend_schema_view(
