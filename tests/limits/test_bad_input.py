@@ -189,7 +189,5 @@ def test_the_largest_accepted_dates_still_answer(tenant_a: TenantCtx) -> None:
     response = tenant_a.client().get("/v1/history?date_after_unix=253402300799")
     assert response.status_code == 200
     assert response.json()["history"] == []
-    response = tenant_a.client().get(
-        "/v1/usage/character-stats?start_unix=253402100000000&end_unix=253402214399999"
-    )
+    response = tenant_a.client().get("/v1/usage/character-stats?start_unix=253402100000000&end_unix=253402214399999")
     assert response.status_code == 200

@@ -1,6 +1,9 @@
 """Every engine call is within TTS_SEGMENT_MAX_CHARS, phoneme blocks included: a request whose
 text is one long ``[[ phonemes ]]`` block is spoken in bounded pieces, through the real engine."""
 
+# IPA letters look like Latin ones on purpose.
+# ruff: noqa: RUF001
+
 from __future__ import annotations
 
 from typing import Any
