@@ -270,6 +270,8 @@ METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 # job routes take long texts. 0 = no bound.
 TTS_MAX_BODY_BYTES = env_int("TTS_MAX_BODY_BYTES", 1024 * 1024, minimum=0)
 TTS_JOB_MAX_BODY_BYTES = env_int("TTS_JOB_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=0)
+# POST /v1/history/download: the most bytes of stored audio one zip may hold (413 past it). 0 = no bound.
+TTS_HISTORY_DOWNLOAD_MAX_BYTES = env_int("TTS_HISTORY_DOWNLOAD_MAX_BYTES", 256 * 1024 * 1024, minimum=0)
 # JSON bodies nested deeper than this get 400 (tts/api/parsers.py).
 TTS_MAX_JSON_DEPTH = env_int("TTS_MAX_JSON_DEPTH", 32, minimum=2, maximum=500)
 

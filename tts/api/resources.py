@@ -7,12 +7,13 @@ only this platform has are added alongside, never instead.
 from __future__ import annotations
 
 import datetime as dt
-import io
-import zipfile
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.http import FileResponse, HttpResponse
+from django.core.handlers.asgi import ASGIRequest
+from django.http import FileResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -27,6 +28,7 @@ from accounts.models import Scope
 from accounts.quota import next_period_start, usage_for_period
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
+from tts.services.history_export import ExportError, history_archive_chunks, history_archive_size
 from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
 from ttsplatform.openapi import audio_responses, error_responses, json_object
 
@@ -365,19 +367,33 @@ class HistoryDownloadApi(APIView):
     def post(self, request: Request) -> HttpResponseBase:
         body = HistoryDownloadInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        records = [_item_or_404(request, item_id) for item_id in body.validated_data["history_item_ids"]]
+        # The same id twice is one file (and one read), not two.
+        item_ids = list(dict.fromkeys(body.validated_data["history_item_ids"]))
+        records = [_item_or_404(request, item_id) for item_id in item_ids]
         if len(records) == 1:
             return _audio_response(records[0])
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-            for record in records:
-                if record.audio:
-                    with record.audio.open("rb") as fh:
-                        ext = str(record.audio.name).rsplit(".", 1)[-1]
-                        archive.writestr(f"{record.pk}.{ext}", fh.read())
-        response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+        try:
+            history_archive_size(records)
+        except ExportError as exc:
+            raise ApiError(str(exc), code=exc.code, status_code=exc.status, field=exc.field) from exc
+        chunks = history_archive_chunks(records)
+        content = _in_worker_threads(chunks) if isinstance(request._request, ASGIRequest) else chunks
+        response = StreamingHttpResponse(content, content_type="application/zip")
         response["Content-Disposition"] = 'attachment; filename="history.zip"'
         return response
+
+
+async def _in_worker_threads(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """The zip's pieces read off the event loop, one at a time (Django would list a sync iterator
+    whole before sending it under ASGI)."""
+    def step() -> bytes | None:
+        return next(chunks, None)
+
+    try:
+        while (chunk := await sync_to_async(step, thread_sensitive=False)()) is not None:
+            yield chunk
+    finally:
+        await sync_to_async(chunks.close, thread_sensitive=False)()  # type: ignore[attr-defined]
 
 
 # --- user ------------------------------------------------------------------------
