@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Tenant
 from accounts.quota import QuotaExceeded, Reservation, next_period_start, refund_characters, reserve_characters
+from accounts.ratelimit import LimitExceeded, check_request_rate
 from tts.audio.formats import OutputFormat
 from tts.models import Job
 from tts.text.prepare import TextError, prepare_text
@@ -136,7 +137,7 @@ def plan_chunks(item: int, segments: list[Segment], chunk_chars: int) -> list[di
 
 
 def job_submit(req: JobRequest) -> Job:
-    """Validate, plan, reserve the quota for every character, and queue the job."""
+    """Validate, count against the rate limits, reserve the quota for every character, plan, and queue."""
     pairs = _texts(req)
     voice = voice_get(req.tenant, req.voice_id)
     if voice is None:
@@ -155,15 +156,25 @@ def job_submit(req: JobRequest) -> Job:
         model_id=req.model_id,
     )
     model_version = resolve_model_version(probe, voice)
-    plan: list[dict[str, Any]] = []
-    for item, (name, text) in enumerate(pairs):
-        plan.extend(plan_chunks(item, _segments(req, name, text), settings.TTS_JOB_CHUNK_CHARS))
+    # Cheap checks and the reservation first; the text work (normalizing and planning up to
+    # the plan's job_max_characters) only for a job that may run.
+    try:
+        check_request_rate(tenant=req.tenant, api_key=req.api_key)
+    except LimitExceeded as exc:
+        raise SynthesisError(exc.message, code=exc.code, status=exc.status, retry_after=exc.retry_after) from exc
     characters = sum(len(text) for _, text in pairs)
     try:
         reservation = reserve_characters(tenant=req.tenant, characters=characters)
     except QuotaExceeded as exc:
         retry = int(time.mktime(next_period_start().timetuple()) - time.time())
         raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=max(1, retry)) from exc
+    try:
+        plan: list[dict[str, Any]] = []
+        for item, (name, text) in enumerate(pairs):
+            plan.extend(plan_chunks(item, _segments(req, name, text), settings.TTS_JOB_CHUNK_CHARS))
+    except BaseException:
+        refund_characters(reservation)
+        raise
     try:
         with transaction.atomic():
             job = Job.objects.create(
