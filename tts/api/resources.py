@@ -29,7 +29,7 @@ from accounts.quota import next_period_start, usage_for_period
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import ExportError, history_archive_chunks, history_archive_size
-from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
+from tts.services.voices import active_model_versions_for_tenant, voice_get, voices_for_tenant
 from ttsplatform.openapi import audio_responses, error_responses, json_object
 
 from .errors import ApiError
@@ -160,9 +160,9 @@ class ModelListApi(APIView):
     error_dialect = "elevenlabs"
 
     def get(self, request: Request) -> Response:
-        plan = request_tenant(request).plan
-        max_chars = min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request)
-        return Response([model_json(v, max_chars) for v in active_model_versions()])
+        tenant = request_tenant(request)
+        max_chars = min(settings.TTS_MAX_CHARS_PER_REQUEST, tenant.plan.max_characters_per_request)
+        return Response([model_json(v, max_chars) for v in active_model_versions_for_tenant(tenant)])
 
 
 # --- history -----------------------------------------------------------------
