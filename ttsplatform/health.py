@@ -56,7 +56,12 @@ def _check_cache() -> str:
     return ""
 
 
-def readyz(request: HttpRequest) -> JsonResponse:
+def readyz(request: HttpRequest) -> HttpResponse:
+    from .ops_access import ops_access_refusal
+
+    refusal = ops_access_refusal(request, route="readyz")
+    if refusal is not None:
+        return refusal
     for check in (_check_database, _check_cache):
         reason = check()
         if reason:

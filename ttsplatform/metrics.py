@@ -15,12 +15,10 @@ one port (gunicorn with several uvicorn workers) would need
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -148,10 +146,10 @@ class RequestMetricsMiddleware:
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """Prometheus text format; behind a bearer token when ``METRICS_TOKEN`` is set."""
-    token = settings.METRICS_TOKEN
-    if token:
-        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            return HttpResponse("metrics need a bearer token\n", status=401, content_type="text/plain")
+    """Prometheus text format; behind ``METRICS_TOKEN`` and/or ``OPS_ALLOWED_NETWORKS`` when set."""
+    from .ops_access import ops_access_refusal
+
+    refusal = ops_access_refusal(request, route="metrics")
+    if refusal is not None:
+        return refusal
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

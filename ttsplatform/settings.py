@@ -281,8 +281,12 @@ TTS_MODEL_LIFECYCLE = env_bool("TTS_MODEL_LIFECYCLE", True)
 TTS_MODEL_POLL_SECONDS = env_int("TTS_MODEL_POLL_SECONDS", 2, minimum=1, maximum=300)
 # Versions unused this long are unloaded (preloaded ones never); 0 keeps everything loaded.
 TTS_MODEL_IDLE_UNLOAD_SECONDS = env_int("TTS_MODEL_IDLE_UNLOAD_SECONDS", 3600, minimum=0)
-# When set, /metrics wants "Authorization: Bearer <token>".
+# When set, /metrics wants "Authorization: Bearer <token>" (ttsplatform/ops_access.py), and so
+# does /readyz with READYZ_NEEDS_TOKEN. OPS_ALLOWED_NETWORKS (addresses/CIDRs) let those peers in
+# without it. Both unset: open.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+READYZ_NEEDS_TOKEN = env_bool("READYZ_NEEDS_TOKEN", False)
+OPS_ALLOWED_NETWORKS = env_list("OPS_ALLOWED_NETWORKS", [])
 
 # --- audio cache, rate limits, admission (docs/limits.md) ------------------
 
