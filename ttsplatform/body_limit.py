@@ -36,7 +36,7 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+ASGIApp = Callable[..., Awaitable[None]]
 
 OPENAI_PATHS = ("/v1/audio/",)
 JOB_PATHS = ("/v1/jobs", "/jobs/new/")

@@ -191,3 +191,57 @@ def test_the_largest_accepted_dates_still_answer(tenant_a: TenantCtx) -> None:
     assert response.json()["history"] == []
     response = tenant_a.client().get("/v1/usage/character-stats?start_unix=253402100000000&end_unix=253402214399999")
     assert response.status_code == 200
+
+
+# --- the ASGI wrapper (servers other than daphne) ------------------------------------------
+
+
+async def _drive_asgi(headers: list[tuple[bytes, bytes]], chunks: list[bytes]) -> tuple[list[dict], int, bool]:
+    from ttsplatform.body_limit import BodyLimitASGI
+
+    called = False
+    received = 0
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        nonlocal called
+        called = True
+        while True:
+            message = await receive()  # type: ignore[operator]
+            if not message.get("more_body"):
+                break
+
+    pending = [{"type": "http.request", "body": c, "more_body": i < len(chunks) - 1} for i, c in enumerate(chunks)]
+
+    async def receive() -> dict:
+        nonlocal received
+        message = pending.pop(0)
+        received += 1
+        return message
+
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "path": "/v1/text-to-speech/joe", "headers": headers}
+    await BodyLimitASGI(app)(scope, receive, send)
+    return sent, received, called
+
+
+@override_settings(TTS_MAX_BODY_BYTES=1000)
+def test_the_asgi_wrapper_refuses_on_content_length_without_reading() -> None:
+    import asyncio
+
+    sent, received, called = asyncio.run(_drive_asgi([(b"content-length", b"5000")], [b"x" * 5000]))
+    assert received == 0 and not called
+    assert sent[0]["status"] == 413
+    assert json.loads(sent[1]["body"])["detail"]["status"] == "body_too_large"
+
+
+@override_settings(TTS_MAX_BODY_BYTES=1000)
+def test_the_asgi_wrapper_stops_a_chunked_body_at_the_limit() -> None:
+    import asyncio
+
+    sent, received, _ = asyncio.run(_drive_asgi([], [b"x" * 400] * 50))
+    assert received == 3  # 1,200 bytes: the third chunk passes the limit, nothing more is read
+    assert sent[0]["status"] == 413
