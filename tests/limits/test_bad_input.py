@@ -245,3 +245,15 @@ def test_the_asgi_wrapper_stops_a_chunked_body_at_the_limit() -> None:
     sent, received, _ = asyncio.run(_drive_asgi([], [b"x" * 400] * 50))
     assert received == 3  # 1,200 bytes: the third chunk passes the limit, nothing more is read
     assert sent[0]["status"] == 413
+
+
+# --- dashboard forms -----------------------------------------------------------------------
+
+
+def test_dashboard_numbers_and_dates_at_their_limits_are_no_500(tenant_a: TenantCtx) -> None:
+    client = Client()
+    client.force_login(tenant_a.owner)  # type: ignore[arg-type]
+    assert client.get("/history/?date_to=9999-12-31").status_code == 200
+    assert client.get("/history/?date_from=9999-12-31&date_to=9999-12-31").status_code == 200
+    assert client.post("/tenant/switch/", {"tenant_id": "9" * 30}).status_code == 404
+    assert client.post("/keys/99999999999999999999999/revoke/").status_code == 404
