@@ -257,3 +257,14 @@ def test_dashboard_numbers_and_dates_at_their_limits_are_no_500(tenant_a: Tenant
     assert client.get("/history/?date_from=9999-12-31&date_to=9999-12-31").status_code == 200
     assert client.post("/tenant/switch/", {"tenant_id": "9" * 30}).status_code == 404
     assert client.post("/keys/99999999999999999999999/revoke/").status_code == 404
+
+
+def test_a_job_body_under_its_limit_is_not_cut_by_djangos_own(tenant_a: TenantCtx, joe: Voice) -> None:
+    # 3.6 MB of JSON (CJK escaped as \uXXXX): over Django's 2.5 MB default, under TTS_JOB_MAX_BODY_BYTES.
+    body = json.dumps({"voice_id": "joe", "text": "中文。" * 200_000}).encode()
+    assert 2_621_440 < len(body) < 4 * 1024 * 1024
+    response = post_raw(tenant_a.client(), "/v1/jobs", body)
+    # Refused by the plan's job_max_characters (JSON, naming the field), not by a body bound.
+    assert response.status_code == 413
+    assert response.json()["detail"]["param"] == "text"
+    nothing_written(tenant_a)
