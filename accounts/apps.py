@@ -8,7 +8,7 @@ class AccountsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from ttsplatform.lookup_cache import clear_lookup_caches_on_change
+        from infra.lookup_cache import clear_lookup_caches_on_change
 
-        # Keys are cached with their tenant and plan (ttsplatform/lookup_cache.py).
+        # Keys are cached with their tenant and plan (infra/lookup_cache.py).
         clear_lookup_caches_on_change(*(self.get_model(name) for name in ("ApiKey", "Tenant", "Plan")))

@@ -1,11 +1,24 @@
-"""API-key authentication for DRF: ``xi-api-key`` header or ``Authorization: Bearer``.
+"""API keys to tenants: the one rule HTTP (DRF) and both WebSocket consumers use.
 
-Views name what they need in ``required_scope``; a key without it gets 403.
+Where a key may travel (the same table is in docs/api.md):
+
+=================================  ===========================================
+``xi-api-key: <key>`` header       every route (ElevenLabs SDKs send this)
+``Authorization: Bearer <key>``    every route (OpenAI SDKs send this)
+``?xi-api-key=`` / ``?xi_api_key=``  WebSockets only (browsers cannot set headers)
+``xi_api_key`` / ``xi-api-key`` /   the first message of ``stream-input``
+``authorization: "Bearer <key>"``  (ElevenLabs' protocol)
+=================================  ===========================================
+
+Views name what they need in ``required_scope``, consumers pass it to
+:func:`api_key_for_scope`; a key without it is refused (403 / close 4003).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication
@@ -32,15 +45,62 @@ class ApiKeyUser:
         return f"api-key:{self.api_key.prefix}"
 
 
+def _bearer(value: object) -> str | None:
+    scheme, _, token = str(value or "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
 def raw_key_from_headers(headers: Any) -> str | None:
+    """The key in ``xi-api-key`` or ``Authorization: Bearer`` (case-insensitive header names)."""
     key = headers.get("xi-api-key")
-    if key:
-        return str(key)
-    auth = headers.get("authorization") or ""
-    scheme, _, value = auth.partition(" ")
-    if scheme.lower() == "bearer" and value.strip():
-        return value.strip()
+    if key and str(key).strip():
+        return str(key).strip()
+    return _bearer(headers.get("authorization"))
+
+
+def raw_key_from_scope(scope: Mapping[str, Any]) -> str | None:
+    """The key of a WebSocket handshake: its headers, else ``?xi-api-key=`` / ``?xi_api_key=``."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+    raw = raw_key_from_headers(headers)
+    if raw:
+        return raw
+    query = parse_qs(bytes(scope.get("query_string") or b"").decode("latin-1"))
+    for name in ("xi-api-key", "xi_api_key"):
+        values = [v.strip() for v in query.get(name, []) if v.strip()]
+        if values:
+            return values[0]
     return None
+
+
+def raw_key_from_message(message: Mapping[str, Any]) -> str | None:
+    """The key in the first message of ``stream-input``, as ElevenLabs' protocol sends it."""
+    for name in ("xi_api_key", "xi-api-key"):
+        value = message.get(name)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return _bearer(message.get("authorization"))
+
+
+class MissingScope(Exception):
+    """The key is valid but lacks the scope the route needs."""
+
+    code = "missing_permissions"
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(f"This API key lacks the '{scope}' scope needed for this endpoint.")
+        self.scope = scope
+
+
+def api_key_for_scope(raw_key: str, scope: str | None) -> ApiKey:
+    """The live key behind ``raw_key`` (with its tenant), if it carries ``scope``.
+
+    ``InvalidApiKey`` (401: unknown, malformed, revoked, expired, tenant suspended)
+    or ``MissingScope`` (403). Blocking (ORM): from async code, run it in a thread.
+    """
+    key = api_key_authenticate(raw_key)
+    if scope and scope not in (key.scopes or []):
+        raise MissingScope(scope)
+    return key
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -69,9 +129,8 @@ class HasApiKey(BasePermission):
             )
         scope = getattr(view, "required_scope", None)
         if scope and scope not in (request.auth.scopes or []):
-            raise exceptions.PermissionDenied(
-                f"This API key lacks the '{scope}' scope needed for this endpoint.", code="missing_permissions"
-            )
+            exc = MissingScope(scope)
+            raise exceptions.PermissionDenied(str(exc), code=exc.code)
         return True
 
 

@@ -4,7 +4,7 @@ A key looks like ``tts_<12 hex prefix>_<43 url-safe secret>``. The row stores
 the prefix and an HMAC-SHA256 of the whole key under ``API_KEY_HASH_SECRET``;
 lookups go by prefix and compare hashes in constant time. The row (with its
 tenant and plan) is kept in the process for ``TTS_LOOKUP_CACHE_S``
-(``ttsplatform/lookup_cache.py``); the secret is checked on every request.
+(``infra/lookup_cache.py``); the secret is checked on every request.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
-from ttsplatform.lookup_cache import LookupCache, clear_lookup_caches, lookup_cache
+from infra.lookup_cache import LookupCache, clear_lookup_caches, lookup_cache
 
 from .models import ALL_SCOPES, ApiKey, Tenant
 
@@ -78,6 +78,22 @@ def api_key_create(
 def api_key_revoke(*, api_key: ApiKey) -> None:
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     clear_lookup_caches()  # refused at once here; other processes within TTS_LOOKUP_CACHE_S
+
+
+def api_key_still_valid(key_id: int) -> InvalidApiKey | None:
+    """Why an authenticated key may no longer be used (revoked, expired, tenant disabled), or None.
+
+    Read from the database, not the lookup cache: open WebSockets call it every few
+    seconds so that a key revoked in any process closes them promptly.
+    """
+    key = ApiKey.objects.select_related("tenant").filter(pk=key_id).first()
+    if key is None or key.revoked_at is not None:
+        return InvalidApiKey("This API key has been revoked.", "api_key_revoked")
+    if key.expires_at is not None and key.expires_at <= timezone.now():
+        return InvalidApiKey("This API key has expired.", "api_key_expired")
+    if not key.tenant.is_active:
+        return InvalidApiKey("The account this API key belongs to is disabled.", "account_disabled")
+    return None
 
 
 def api_key_authenticate(raw_key: str) -> ApiKey:

@@ -9,14 +9,16 @@ is down.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from .models import Tenant, Usage
+from .models import Plan, Tenant, Usage
 
 
 class QuotaExceeded(Exception):
@@ -106,3 +108,25 @@ def usage_for_period(tenant: Tenant, now: dt.datetime | None = None) -> Usage:
     period = period_start(now)
     usage = Usage.objects.filter(tenant=tenant, period_start=period).first()
     return usage or Usage(tenant=tenant, period_start=period)
+
+
+def characters_per_request_limit(plan: Plan) -> int:
+    """The most characters one synthesis request may carry on ``plan``: the plan's
+    limit, capped by the deployment's ``TTS_MAX_CHARS_PER_REQUEST``. The one home of
+    that rule (APIs, WebSocket pieces, dashboard and playground all read it here)."""
+    return min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request)
+
+
+def audio_seconds_limit(plan: Plan) -> float:
+    """The most seconds of audio one synthesis request may make on ``plan`` (``TTS_MAX_AUDIO_SECONDS``).
+
+    With the speed floor (``TTS_MIN_SPEED``) it bounds the work behind every billed character.
+    """
+    return float(settings.TTS_MAX_AUDIO_SECONDS)
+
+
+def seconds_until_next_period(now: dt.datetime | None = None) -> int:
+    """Seconds until the quota resets (the ``Retry-After`` of a quota refusal); at least 1."""
+    now = now or timezone.now()
+    reset = dt.datetime.combine(next_period_start(now), dt.time.min, tzinfo=dt.UTC)
+    return max(1, math.ceil((reset - now).total_seconds()))

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.utils.text import slugify
 
 from .models import Membership, Plan, Tenant
@@ -30,14 +28,3 @@ def membership_add(*, tenant: Tenant, user: User, role: str = Membership.Role.ME
         membership.role = role
         membership.save(update_fields=["role"])
     return membership
-
-
-@transaction.atomic
-def tenant_create_with_owner(*, name: str, username: str, password: str | None, email: str = "") -> Tenant:
-    tenant = tenant_create(name=name)
-    user_model = get_user_model()
-    user = user_model.objects.filter(username=username).first()
-    if user is None:
-        user = user_model.objects.create_user(username=username, email=email, password=password)
-    membership_add(tenant=tenant, user=user, role=Membership.Role.OWNER)
-    return tenant

@@ -1,4 +1,4 @@
-"""Dashboard routes for accounts: login, logout, tenant switch, overview, API keys."""
+"""Dashboard routes for accounts: login, logout, tenant switch, API keys."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
-    path("", views.overview, name="overview"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("tenant/switch/", views.tenant_switch, name="tenant-switch"),

@@ -7,7 +7,6 @@ through ``accounts.selectors`` and ``accounts.quota``.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.http import Http404, HttpRequest, HttpResponse
@@ -19,8 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from .forms import ApiKeyCreateForm, TenantSwitchForm
 from .keys import api_key_create, api_key_revoke
 from .models import Scope
-from .quota import next_period_start, usage_for_period
-from .selectors import api_key_get, api_keys_for_tenant, characters_per_day
+from .selectors import api_key_get, api_keys_for_tenant
 from .tenancy import TenantRequest, dashboard_context, managers_only, member_required, switch_tenant
 
 
@@ -46,31 +44,6 @@ def tenant_switch(request: TenantRequest) -> HttpResponse:
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         target = "/"
     return redirect(target)
-
-
-@require_GET
-@member_required
-def overview(request: TenantRequest) -> HttpResponse:
-    tenant = request.tenant
-    plan = tenant.plan
-    usage = usage_for_period(tenant)
-    limit = plan.monthly_character_limit
-    daily = characters_per_day(tenant, days=30)
-    chart = {"labels": [d.day.isoformat() for d in daily], "characters": [d.characters for d in daily]}
-    context = dashboard_context(
-        request,
-        page="overview",
-        plan=plan,
-        usage=usage,
-        limit=limit,
-        remaining=max(0, limit - usage.characters),
-        percent=min(100.0, round(100 * usage.characters / limit, 1)) if limit else 0.0,
-        resets_on=next_period_start(),
-        max_chars_per_request=min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request),
-        chart=chart,
-        last_30_days_total=sum(d.characters for d in daily),
-    )
-    return render(request, "dashboard/overview.html", context)
 
 
 def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 200, **extra: object) -> HttpResponse:

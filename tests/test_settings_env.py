@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from ttsplatform.env import env_bool, env_int, env_list, env_str
+from infra.env import env_bool, env_int, env_list, env_str
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -8,10 +8,10 @@ class TtsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from ttsplatform.lookup_cache import clear_lookup_caches_on_change
+        from infra.lookup_cache import clear_lookup_caches_on_change
 
         from .services.model_lifecycle import connect_worker_signals
 
         connect_worker_signals()
-        # Voices and active versions are cached per process (ttsplatform/lookup_cache.py).
+        # Voices and active versions are cached per process (infra/lookup_cache.py).
         clear_lookup_caches_on_change(self.get_model("Voice"), self.get_model("ModelVersion"))

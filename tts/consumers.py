@@ -26,9 +26,10 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
-from accounts.authentication import raw_key_from_headers
-from accounts.keys import InvalidApiKey, api_key_authenticate
+from accounts.authentication import MissingScope, api_key_for_scope, raw_key_from_message, raw_key_from_scope
+from accounts.keys import InvalidApiKey, api_key_still_valid
 from accounts.models import ApiKey, Scope, Tenant
 from accounts.tenancy import websocket_session_tenant
 from tts.api.elevenlabs import VoiceSettingsSerializer
@@ -43,22 +44,11 @@ from tts.api.stream_input import (
     parse_chunk_schedule,
     parse_options,
 )
-from tts.services.streaming import Alignment, LiveUtterance, ensure_engine
-from tts.services.synthesis import SynthesisError, SynthesisRequest, synthesis_prepare
+from tts.services.streaming import Alignment, LiveUtterance
+from tts.services.synthesis import SynthesisError, SynthesisRequest, ensure_engine, synthesis_prepare
 from tts.services.voices import voice_get
 
 logger = logging.getLogger(__name__)
-
-
-def _key_from_message(msg: dict[str, Any]) -> str | None:
-    for name in ("xi_api_key", "xi-api-key"):
-        value = msg.get(name)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    auth = msg.get("authorization")
-    if isinstance(auth, str) and auth.lower().startswith("bearer "):
-        return auth[7:].strip() or None
-    return None
 
 
 def _protocol_error(exc: SynthesisError) -> ProtocolError:
@@ -85,11 +75,13 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self.pump: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None
         self.last_activity = time.monotonic()
+        self._tokens = 2.0 * settings.TTS_WS_MAX_MESSAGES_PER_S
+        self._tokens_at = time.monotonic()
         # Accept first, so that what is wrong can be said in a message before the close.
         await self.accept()
         try:
             self.options = parse_options(self.scope.get("query_string", b""))
-            raw_key = self.options.api_key or self._key_from_headers()
+            raw_key = raw_key_from_scope(self.scope)
             if raw_key:
                 await self._authenticate_key(raw_key)
         except ProtocolError as exc:
@@ -108,7 +100,16 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.closing:
             return
-        self.last_activity = time.monotonic()
+        if not self._message_allowed():
+            await self.fail(
+                ProtocolError(
+                    f"More than {settings.TTS_WS_MAX_MESSAGES_PER_S} messages a second "
+                    "(TTS_WS_MAX_MESSAGES_PER_S); send text in larger pieces.",
+                    code="too_many_messages",
+                    close_code=CLOSE_POLICY,
+                )
+            )
+            return
         try:
             await self._receive(text_data, bytes_data)
         except ProtocolError as exc:
@@ -171,7 +172,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
             )
         schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
         if self.tenant is None:
-            raw_key = _key_from_message(msg)
+            raw_key = raw_key_from_message(msg)
             if raw_key:
                 await self._authenticate_key(raw_key)
             else:
@@ -210,16 +211,47 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         flush = msg.get("flush", False)
         if not isinstance(flush, bool):
             raise ProtocolError("flush: must be true or false.", code="invalid_message", field="flush")
+        if text.strip() or flush or text == "":
+            # Only text to speak (or a flush or the end) counts as activity: keep-alive
+            # whitespace does not keep a connection open past its inactivity timeout.
+            self.last_activity = time.monotonic()
         if text == "":
             self.ended = True
             await self._generate(self.buffer.flush())
             await self._end()
             return
+        self._check_buffer_room(text)
         pieces = self.buffer.add(text)
         if flush:
             pieces.append(self.buffer.flush())
         for piece in pieces:
             await self._generate(piece)
+
+    def _message_allowed(self) -> bool:
+        """A token bucket per connection: a flood of tiny frames costs the event loop every
+        tenant shares, so past the rate (with a burst of as many again) the socket is closed."""
+        rate = settings.TTS_WS_MAX_MESSAGES_PER_S
+        now = time.monotonic()
+        self._tokens = min(2.0 * rate, self._tokens + (now - self._tokens_at) * rate)
+        self._tokens_at = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
+    def _check_buffer_room(self, text: str) -> None:
+        """Text received and not yet spoken (buffered here, or reserved and queued) is bounded."""
+        assert self.buffer is not None
+        limit = settings.TTS_WS_MAX_BUFFER_CHARS
+        unspoken = self.utterance.unspoken_characters() if self.utterance is not None else 0
+        if len(self.buffer.pending) + unspoken + len(text) > limit:
+            raise ProtocolError(
+                f"text: more than {limit} characters received and not yet spoken (TTS_WS_MAX_BUFFER_CHARS); "
+                "wait for audio before sending more.",
+                code="buffer_full",
+                field="text",
+                close_code=CLOSE_TOO_BIG,
+            )
 
     # --- synthesis ----------------------------------------------------------
 
@@ -241,10 +273,15 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 enable_logging=self.options.enable_logging,
                 normalization=self.options.apply_text_normalization,
                 settings=self.voice_settings,
+                request_id=self.scope.get("request_id", ""),
             )
-            prep = await database_sync_to_async(synthesis_prepare)(req)
-            await database_sync_to_async(ensure_engine)(prep)
-            self.utterance = LiveUtterance(prep)
+            run = await database_sync_to_async(synthesis_prepare)(req)
+            try:
+                await database_sync_to_async(ensure_engine)(run)
+                self.utterance = LiveUtterance(run)
+            except BaseException:
+                await database_sync_to_async(run.cancel)()  # a no-op if the engine check already failed it
+                raise
             self.pump = asyncio.create_task(self._pump(self.utterance))
             return
         await database_sync_to_async(self.utterance.add_text)(text)
@@ -299,19 +336,13 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
     # --- authentication -----------------------------------------------------
 
-    def _key_from_headers(self) -> str | None:
-        headers = {k.decode("latin1").lower(): v.decode("latin1") for k, v in self.scope.get("headers") or []}
-        return raw_key_from_headers(headers)
-
     async def _authenticate_key(self, raw_key: str) -> None:
         try:
-            key = await database_sync_to_async(api_key_authenticate)(raw_key)
+            key = await database_sync_to_async(api_key_for_scope)(raw_key, Scope.TTS)
         except InvalidApiKey as exc:
             raise ProtocolError(str(exc), code=exc.code, close_code=CLOSE_POLICY) from None
-        if Scope.TTS not in (key.scopes or []):
-            raise ProtocolError(
-                f"This API key lacks the '{Scope.TTS.value}' scope.", code="missing_scope", close_code=CLOSE_POLICY
-            )
+        except MissingScope as exc:
+            raise ProtocolError(str(exc), code="missing_scope", close_code=CLOSE_POLICY) from None
         self.api_key, self.tenant, self.source = key, key.tenant, "websocket"
 
     async def _authenticate_session(self) -> None:
@@ -328,8 +359,11 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
     async def _watch_inactivity(self) -> None:
         timeout = self.options.inactivity_timeout
+        recheck = settings.TTS_WS_AUTH_RECHECK_S
+        next_check = time.monotonic() + recheck
         while not self.closing:
-            remaining = self.last_activity + timeout - time.monotonic()
+            now = time.monotonic()
+            remaining = self.last_activity + timeout - now
             if remaining <= 0:
                 await self.fail(
                     ProtocolError(
@@ -339,7 +373,25 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                     )
                 )
                 return
-            await asyncio.sleep(remaining)
+            if now >= next_check:
+                next_check = now + recheck
+                reason = await database_sync_to_async(self._still_authorized)()
+                if reason is not None:
+                    await self.fail(reason)
+                    return
+            await asyncio.sleep(max(0.05, min(remaining, next_check - now)))
+
+    def _still_authorized(self) -> ProtocolError | None:
+        """A revoked or expired key, or a suspended tenant, ends an open socket (checked every few seconds)."""
+        if self.api_key is not None:
+            invalid = api_key_still_valid(self.api_key.pk)
+            if invalid is not None:
+                return ProtocolError(str(invalid), code=invalid.code, close_code=CLOSE_POLICY)
+        elif self.tenant is not None and websocket_session_tenant(self.scope) is None:
+            return ProtocolError(
+                "The dashboard session behind this connection ended.", code="session_ended", close_code=CLOSE_POLICY
+            )
+        return None
 
     async def fail(self, exc: ProtocolError) -> None:
         """Tell the client what went wrong; close if the connection cannot go on."""

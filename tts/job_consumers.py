@@ -6,7 +6,7 @@ Messages are JSON with ids and numbers only (never audio):
 "progress", "audio_seconds", "error_code"}``. The first one is the job's state
 at subscription; a per-job socket closes (1000) after the final state.
 Authentication: ``xi-api-key`` or ``Authorization: Bearer`` header, or an
-``xi_api_key`` query parameter for browsers, which cannot set headers; with no
+``xi-api-key`` (or ``xi_api_key``) query parameter for browsers, which cannot set headers; with no
 key, a dashboard session (the Jobs page) acts for its ``current_tenant_id``
 if the user is still a member and the page is one of ours (as the playground's
 stream-input socket). Either way another tenant's job answers 4404.
@@ -16,38 +16,26 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
-from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from accounts.authentication import raw_key_from_headers
-from accounts.keys import InvalidApiKey, api_key_authenticate
+from accounts.authentication import MissingScope, api_key_for_scope, raw_key_from_scope
+from accounts.keys import InvalidApiKey
 from accounts.models import Scope, Tenant
 from accounts.tenancy import websocket_session_tenant
 from tts.models import Job
-from tts.services.jobs import job_event, job_get, job_group, tenant_jobs_group
+from tts.services.job_events import job_event, job_group, tenant_jobs_group
+from tts.services.jobs import job_get
 
 _FINAL = {Job.Status.SUCCEEDED, Job.Status.FAILED, Job.Status.CANCELLED}
 
 
-def _raw_key(scope: dict[str, Any]) -> str | None:
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-    raw = raw_key_from_headers(headers)
-    if raw:
-        return raw
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    values = query.get("xi_api_key") or query.get("authorization") or []
-    return values[0] if values else None
-
-
 def _tenant_for_key(raw: str) -> tuple[Tenant | None, str]:
     try:
-        key = api_key_authenticate(raw)
-    except InvalidApiKey as exc:
+        key = api_key_for_scope(raw, Scope.JOBS)
+    except (InvalidApiKey, MissingScope) as exc:
         return None, str(exc)
-    if Scope.JOBS not in (key.scopes or []):
-        return None, f"This API key lacks the '{Scope.JOBS}' scope needed for job progress."
     return key.tenant, ""
 
 
@@ -55,11 +43,11 @@ class JobProgressConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.subscribed: str | None = None
         self.job_id: uuid.UUID | None = None
-        tenant: Tenant | None = self.scope.get("tenant")
-        reason = "Missing API key: send 'xi-api-key' or 'Authorization: Bearer', or ?xi_api_key=."
-        if tenant is None and (raw := _raw_key(self.scope)):
+        tenant: Tenant | None = None
+        reason = "Missing API key: send 'xi-api-key' or 'Authorization: Bearer', or ?xi-api-key=."
+        if raw := raw_key_from_scope(self.scope):
             tenant, reason = await database_sync_to_async(_tenant_for_key)(raw)
-        elif tenant is None:
+        else:
             tenant = await database_sync_to_async(websocket_session_tenant)(self.scope)
         await self.accept()
         if tenant is None:

@@ -1,4 +1,4 @@
-"""Dashboard routes for speech: playground, history, jobs, voices."""
+"""Dashboard routes for speech: overview (usage), playground, history, jobs, voices."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
+    path("", views.overview, name="overview"),
     path("playground/", views.playground, name="playground"),
     path("history/", views.history, name="history"),
     path("history/<str:item_id>/audio/", views.history_audio, name="history-audio"),

@@ -21,6 +21,7 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts.quota import characters_per_request_limit, next_period_start, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
@@ -28,7 +29,9 @@ from tts.models import Job, SynthesisRecord
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import DOWNLOAD_FORMATS, ExportError, captions_vtt, export_audio, playable_audio
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
+from tts.services.pagination import keyset_page
 from tts.services.synthesis import SynthesisError
+from tts.services.usage_stats import characters_per_day
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voices_for_tenant
 
@@ -71,6 +74,31 @@ def _item_or_404(request: TenantRequest, item_id: str) -> SynthesisRecord:
 
 @require_GET
 @member_required
+def overview(request: TenantRequest) -> HttpResponse:
+    tenant = request.tenant
+    plan = tenant.plan
+    usage = usage_for_period(tenant)
+    limit = plan.monthly_character_limit
+    daily = characters_per_day(tenant, days=30)
+    chart = {"labels": [d.day.isoformat() for d in daily], "characters": [d.characters for d in daily]}
+    context = dashboard_context(
+        request,
+        page="overview",
+        plan=plan,
+        usage=usage,
+        limit=limit,
+        remaining=max(0, limit - usage.characters),
+        percent=min(100.0, round(100 * usage.characters / limit, 1)) if limit else 0.0,
+        resets_on=next_period_start(),
+        max_chars_per_request=characters_per_request_limit(plan),
+        chart=chart,
+        last_30_days_total=sum(d.characters for d in daily),
+    )
+    return render(request, "dashboard/overview.html", context)
+
+
+@require_GET
+@member_required
 def playground(request: TenantRequest) -> HttpResponse:
     voices = list(voices_for_tenant(request.tenant))
     context = dashboard_context(
@@ -109,17 +137,11 @@ def history(request: TenantRequest) -> HttpResponse:
         # Whether captions exist, without loading the (large) alignment itself.
         qs = qs.annotate(has_captions=ExpressionWrapper(Q(alignment__isnull=False), output_field=BooleanField()))
         cursor_id = data.get("before")
-        if cursor_id:
-            # Keyset pagination: no OFFSET and no COUNT(*) over a tenant's whole history.
-            cursor = history_item_get(tenant, str(cursor_id))
-            if cursor is None:
-                raise Http404("No such history item to page from.")
-            qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
-        page = list(qs[: HISTORY_PAGE_SIZE + 1])
-        if len(page) > HISTORY_PAGE_SIZE:
-            page = page[:HISTORY_PAGE_SIZE]
-            next_cursor = str(page[-1].pk)
-        items = page
+        cursor = history_item_get(tenant, str(cursor_id)) if cursor_id else None
+        if cursor_id and cursor is None:
+            raise Http404("No such history item to page from.")
+        page = keyset_page(qs, after=cursor, size=HISTORY_PAGE_SIZE)
+        items, next_cursor = page.items, page.last_id
     query = request.GET.copy()
     query.pop("before", None)
     filtered = any(v for k, v in request.GET.items() if k != "before")
@@ -256,20 +278,16 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
         .annotate(text_preview=Substr("text", 1, JOB_PREVIEW_CHARS + 1))
     )
     cursor_id = request.GET.get("before")
-    if cursor_id:
-        # Keyset pagination, as in history: no OFFSET, no COUNT(*).
-        cursor = job_get(request.tenant, cursor_id)
-        if cursor is None:
-            raise Http404("No such job to page from.")
-        qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
-    jobs = list(qs[: JOBS_PAGE_SIZE + 1])
-    next_cursor = str(jobs[JOBS_PAGE_SIZE - 1].pk) if len(jobs) > JOBS_PAGE_SIZE else None
+    cursor = job_get(request.tenant, cursor_id) if cursor_id else None
+    if cursor_id and cursor is None:
+        raise Http404("No such job to page from.")
+    page = keyset_page(qs, after=cursor, size=JOBS_PAGE_SIZE)
     context = dashboard_context(
         request,
         page="jobs",
         form=form,
-        jobs=jobs[:JOBS_PAGE_SIZE],
-        next_cursor=next_cursor,
+        jobs=page.items,
+        next_cursor=page.last_id,
         paged=bool(cursor_id),
         preview_chars=JOB_PREVIEW_CHARS,
     )

@@ -13,12 +13,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.keys import api_key_revoke
+from infra import lookup_cache
+from infra.lookup_cache import LookupCache
 from tests.fixtures import TenantCtx, second_version
 from tests.servers import ServerProc
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.model_import import activate_model_version
-from ttsplatform import lookup_cache
-from ttsplatform.lookup_cache import LookupCache
 
 TEXT = "Short and sweet."
 URL = "/v1/text-to-speech/joe?output_format=pcm_16000"

@@ -26,7 +26,7 @@ from tests.fixtures import TenantCtx
 from tests.jobs.conftest import wait_job
 from tts.models import Job, SynthesisRecord, Voice
 from tts.routing import websocket_urlpatterns
-from tts.services.jobs import job_publish
+from tts.services.job_events import job_publish
 
 TEXT = (
     "The harbour was quiet that morning, and the fishing boats rocked against the old stone wall. "

@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 from tests.fixtures import TenantCtx
 from tts.models import Job, Voice
 from tts.routing import websocket_urlpatterns
-from tts.services.jobs import job_publish
+from tts.services.job_events import job_publish
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -62,13 +62,13 @@ def test_over_quota_prepares_no_text(
     tenant_a: TenantCtx, joe: Voice, dispatched: list, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prepared: list[int] = []
-    real = jobs_service.prepare_text
+    real = jobs_service.segments_for
 
     def counting(text: str, **kwargs: Any) -> Any:
         prepared.append(len(text))
         return real(text, **kwargs)
 
-    monkeypatch.setattr(jobs_service, "prepare_text", counting)
+    monkeypatch.setattr(jobs_service, "segments_for", counting)
     tenant_a.tenant.plan.monthly_character_limit = 1000
     tenant_a.tenant.plan.save()
     response = post_job(tenant_a, "A sentence that is long enough. " * 40)
@@ -79,7 +79,7 @@ def test_over_quota_prepares_no_text(
     assert not Job.objects.exists() and not SynthesisRecord.objects.exists()
 
 
-def test_text_refused_after_the_reservation_is_refunded(tenant_a: TenantCtx, joe: Voice, dispatched: list) -> None:
+def test_text_refused_by_the_text_work_spends_nothing(tenant_a: TenantCtx, joe: Voice, dispatched: list) -> None:
     response = post_job(tenant_a, "... !!! ???")
     assert response.status_code == 400
     assert response.json()["detail"]["param"] == "text"

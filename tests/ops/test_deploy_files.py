@@ -29,10 +29,10 @@ FOREIGN_ENV = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "DJANGO_SETTINGS_MO
 
 
 def known_settings() -> set[str]:
-    """Every environment variable the code reads through ttsplatform/env.py helpers."""
+    """Every environment variable the code reads through infra/env.py helpers."""
     pattern = re.compile(r'env_(?:str|bool|int|list|choice|float)\(\s*"([A-Z0-9_]+)"')
     names: set[str] = set()
-    for package in ("ttsplatform", "accounts", "tts"):
+    for package in ("ttsplatform", "infra", "accounts", "tts"):
         for path in (ROOT / package).rglob("*.py"):
             names.update(pattern.findall(path.read_text()))
     return names

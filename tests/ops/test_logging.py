@@ -11,11 +11,11 @@ import httpx
 import pytest
 from django.test import override_settings
 
+from infra.logging import JsonFormatter, RequestIdFilter, current_request_id, loggable_text
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tests.servers import ServerProc
 from tts.models import SynthesisRecord, Voice
-from ttsplatform.logging import JsonFormatter, RequestIdFilter, current_request_id, loggable_text
 
 SECRET = "Purple elephants negotiate quietly at midnight."
 

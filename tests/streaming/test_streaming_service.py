@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from accounts.authentication import raw_key_from_scope
 from accounts.models import Usage
 from tests.fixtures import TenantCtx
 from tts.api.stream_input import ProtocolError, TextBuffer, parse_chunk_schedule, parse_options
@@ -174,7 +175,11 @@ def test_it_names_the_bad_query_parameter(query: str, field: str) -> None:
 def test_it_reads_the_options_and_schedule() -> None:
     options = parse_options(b"output_format=ulaw_8000&inactivity_timeout=180&binary_audio=true&xi-api-key=k")
     assert options.output_format.name == "ulaw_8000" and options.inactivity_timeout == 180
-    assert options.binary_audio and options.api_key == "k"
+    assert options.binary_audio
+    # The key travels in the query for browsers; one function reads it for both consumers.
+    assert raw_key_from_scope({"headers": [], "query_string": b"binary_audio=true&xi-api-key=k"}) == "k"
+    assert raw_key_from_scope({"headers": [], "query_string": b"xi_api_key=j"}) == "j"
+    assert raw_key_from_scope({"headers": [(b"xi-api-key", b"h")], "query_string": b"xi_api_key=j"}) == "h"
     assert parse_options("").output_format.name == "mp3_44100_128"
     assert parse_chunk_schedule([50, 500]) == (50, 500)
     for bad in ([], [49], [True], "120", [120.5]):
@@ -204,3 +209,36 @@ def test_it_does_not_block_the_event_loop() -> None:
         await task
 
     asyncio.run(main())
+
+
+def test_its_buffer_keeps_no_pile_of_whitespace_and_finds_ends_across_messages() -> None:
+    buffer = TextBuffer((50,), auto_mode=True)
+    for _ in range(10_000):
+        assert buffer.add(" ") == []
+    assert buffer.pending == ""
+    assert buffer.add("Hello there") == [] and buffer.add(" ") == [] and buffer.add("   ") == []
+    assert buffer.pending == "Hello there "
+    # A sentence end split over two messages is still found.
+    assert buffer.add("friend.") == []
+    assert buffer.add(" And") == ["Hello there friend. "]
+    assert buffer.pending == "And"
+
+
+def test_its_cost_per_message_does_not_grow_with_the_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tts.api import stream_input
+
+    scanned: list[int] = []
+    pattern = stream_input._SENTENCE_END
+
+    class Counting:
+        def finditer(self, text: str, pos: int = 0) -> Iterator[object]:
+            scanned.append(len(text) - pos)
+            return pattern.finditer(text, pos)
+
+    monkeypatch.setattr(stream_input, "_SENTENCE_END", Counting())
+    buffer = TextBuffer((50,), auto_mode=True)  # auto mode: nothing is cut without a sentence end
+    for _ in range(4_000):
+        buffer.add("word ")
+    assert len(buffer.pending) == 20_000
+    # Each message searches itself and the few characters before it, never the whole buffer.
+    assert max(scanned) <= len("word ") + stream_input._END_OVERLAP

@@ -17,13 +17,13 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
-from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format
+from tts.audio.formats import OutputFormat
 from tts.models import SynthesisRecord
 from tts.services.synthesis import SynthesisRequest, synthesis_create
-from ttsplatform.openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
+from tts.services.text_input import output_format_for
 
-from .errors import ApiError
 from .fields import StrictCharField
+from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
 DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
 
@@ -54,13 +54,7 @@ class QueryInputSerializer(serializers.Serializer):
 def output_format_from_query(request: Request) -> tuple[OutputFormat, bool]:
     query = QueryInputSerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
-    name = query.validated_data["output_format"]
-    try:
-        fmt = parse_elevenlabs_format(name)
-    except UnknownFormatError as exc:
-        raise ApiError(
-            f"output_format: {exc}", code="invalid_output_format", status_code=400, field="output_format"
-        ) from exc
+    fmt = output_format_for(query.validated_data["output_format"])
     return fmt, query.validated_data["enable_logging"]
 
 

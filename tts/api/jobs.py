@@ -18,14 +18,15 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
-from tts.audio.formats import UnknownFormatError, parse_elevenlabs_format
 from tts.models import Job
 from tts.services.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
-from ttsplatform.openapi import error_responses, json_object
+from tts.services.pagination import keyset_page
+from tts.services.text_input import output_format_for
 
 from .elevenlabs import DEFAULT_OUTPUT_FORMAT, VoiceSettingsSerializer
 from .errors import ApiError
 from .fields import StrictCharField
+from .openapi import error_responses, json_object
 
 
 def _unix(value: dt.datetime | None) -> int | None:
@@ -117,12 +118,7 @@ class JobsApi(APIView):
         body = JobInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data: dict[str, Any] = body.validated_data
-        try:
-            fmt = parse_elevenlabs_format(data["output_format"])
-        except UnknownFormatError as exc:
-            raise ApiError(
-                f"output_format: {exc}", code="invalid_output_format", status_code=400, field="output_format"
-            ) from exc
+        fmt = output_format_for(data["output_format"])
         voice_settings = data.get("voice_settings") or {}
         job = job_submit(
             JobRequest(
@@ -151,9 +147,8 @@ class JobsApi(APIView):
         qs = jobs_for_tenant(request_tenant(request))
         if query.validated_data.get("status"):
             qs = qs.filter(status=query.validated_data["status"])
-        page_size = query.validated_data["page_size"]
-        jobs = list(qs[: page_size + 1])
-        return Response({"jobs": [job_json(j) for j in jobs[:page_size]], "has_more": len(jobs) > page_size})
+        page = keyset_page(qs, after=None, size=query.validated_data["page_size"])
+        return Response({"jobs": [job_json(j) for j in page.items], "has_more": page.has_more})
 
 
 @extend_schema_view(

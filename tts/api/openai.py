@@ -26,14 +26,14 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
-from tts.audio.formats import UnknownFormatError, parse_openai_format
 from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
+from tts.services.text_input import output_format_for
 from tts.services.voices import voice_find_cached
-from ttsplatform.openapi import audio_responses, error_responses
 
 from .elevenlabs import audio_headers
 from .errors import ApiError
 from .fields import StrictCharField
+from .openapi import audio_responses, error_responses
 from .streaming import audio_stream_response, is_asgi, sse_stream_response
 
 OPENAI_VOICES = frozenset(
@@ -71,12 +71,7 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
     body = SpeechInputSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = body.validated_data
-    try:
-        fmt = parse_openai_format(data["response_format"])
-    except UnknownFormatError as exc:
-        raise ApiError(
-            f"response_format: {exc}", code="invalid_response_format", status_code=400, field="response_format"
-        ) from exc
+    fmt = output_format_for(data["response_format"], dialect="openai", field="response_format")
     tenant = request_tenant(request)
     # OpenAI's own voice names stand for the default voice unless a voice of that name exists.
     fallback = settings.TTS_DEFAULT_VOICE_ID if data["voice"].lower() in OPENAI_VOICES else None

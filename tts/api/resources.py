@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import FileResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
@@ -25,15 +24,16 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_tenant
 from accounts.models import Scope
-from accounts.quota import next_period_start, usage_for_period
+from accounts.quota import characters_per_request_limit, next_period_start, usage_for_period
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import ExportError, history_archive_chunks, history_archive_size
+from tts.services.pagination import keyset_page
 from tts.services.voices import active_model_versions_for_tenant, voice_get, voices_for_tenant
-from ttsplatform.openapi import audio_responses, error_responses, json_object
 
 from .errors import ApiError
 from .fields import StrictCharField
+from .openapi import audio_responses, error_responses, json_object
 
 LANGUAGE_NAMES = {
     "en": "English",
@@ -161,7 +161,7 @@ class ModelListApi(APIView):
 
     def get(self, request: Request) -> Response:
         tenant = request_tenant(request)
-        max_chars = min(settings.TTS_MAX_CHARS_PER_REQUEST, tenant.plan.max_characters_per_request)
+        max_chars = characters_per_request_limit(tenant.plan)
         return Response([model_json(v, max_chars) for v in active_model_versions_for_tenant(tenant)])
 
 
@@ -255,25 +255,21 @@ class HistoryListApi(APIView):
             date_before=_from_unix(q.get("date_before_unix")),
         )
         cursor_id = q.get("start_after_history_item_id")
-        if cursor_id:
-            cursor = history_item_get(tenant, cursor_id)
-            if cursor is None:
-                raise ApiError(
-                    f"History item '{cursor_id}' was not found.",
-                    code="invalid_cursor",
-                    status_code=400,
-                    field="start_after_history_item_id",
-                )
-            qs = qs.filter(created_at__lte=cursor.created_at).exclude(created_at=cursor.created_at, id__gte=cursor.pk)
-        page_size = q["page_size"]
-        items = list(qs[: page_size + 1])
-        has_more = len(items) > page_size
-        items = items[:page_size]
+        cursor = history_item_get(tenant, cursor_id) if cursor_id else None
+        if cursor_id and cursor is None:
+            raise ApiError(
+                f"History item '{cursor_id}' was not found.",
+                code="invalid_cursor",
+                status_code=400,
+                field="start_after_history_item_id",
+            )
+        page = keyset_page(qs, after=cursor, size=q["page_size"])
+        items = page.items
         return Response(
             {
                 "history": [history_json(r) for r in items],
                 "last_history_item_id": str(items[-1].pk) if items else None,
-                "has_more": has_more,
+                "has_more": page.has_more,
                 "scanned_until": None,
             }
         )

@@ -23,12 +23,18 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from accounts.models import Scope
-from tts.services.streaming import ThreadedStream, ensure_engine, stream_synthesis
-from tts.services.synthesis import PreparedSynthesis, SynthesisError, synthesis_iter_bytes, synthesis_prepare
-from ttsplatform.openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
+from tts.services.streaming import ThreadedStream, stream_synthesis
+from tts.services.synthesis import (
+    SynthesisError,
+    SynthesisRun,
+    ensure_engine,
+    synthesis_iter_bytes,
+    synthesis_prepare,
+)
 
 from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
 from .errors import to_api_error
+from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
 
 class AudioStreamResponse(StreamingHttpResponse):
@@ -55,14 +61,14 @@ def is_asgi(request: HttpRequest | Request) -> bool:
     return isinstance(raw, ASGIRequest)
 
 
-def _set_headers(response: StreamingHttpResponse, prep: PreparedSynthesis) -> None:
+def _set_headers(response: StreamingHttpResponse, prep: SynthesisRun) -> None:
     audio_headers(response, prep.record, request_id=prep.request.request_id)
     # Proxies (nginx) buffer responses by default, which would hold back the first audio.
     response["X-Accel-Buffering"] = "no"
     response["Cache-Control"] = "no-cache"
 
 
-def audio_stream_response(request: HttpRequest | Request, prep: PreparedSynthesis) -> StreamingHttpResponse:
+def audio_stream_response(request: HttpRequest | Request, prep: SynthesisRun) -> StreamingHttpResponse:
     """Raw encoded audio, chunked, one piece per segment."""
     ensure_engine(prep)
     content_type = prep.request.output_format.content_type
@@ -84,7 +90,7 @@ def _delta(chunk: bytes) -> bytes:
     return _sse({"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode("ascii")})
 
 
-def _done(prep: PreparedSynthesis) -> bytes:
+def _done(prep: SynthesisRun) -> bytes:
     # OpenAI reports tokens; characters are what this platform counts.
     usage = {"input_tokens": prep.characters, "output_tokens": 0, "total_tokens": prep.characters}
     return _sse({"type": "speech.audio.done", "usage": usage})
@@ -98,7 +104,7 @@ def _error_event(exc: SynthesisError) -> bytes:
     )
 
 
-async def _sse_async(stream: ThreadedStream[bytes], prep: PreparedSynthesis) -> AsyncIterator[bytes]:
+async def _sse_async(stream: ThreadedStream[bytes], prep: SynthesisRun) -> AsyncIterator[bytes]:
     try:
         async for chunk in stream:
             yield _delta(chunk)
@@ -108,7 +114,7 @@ async def _sse_async(stream: ThreadedStream[bytes], prep: PreparedSynthesis) -> 
     yield _done(prep)
 
 
-def _sse_sync(prep: PreparedSynthesis) -> Iterator[bytes]:
+def _sse_sync(prep: SynthesisRun) -> Iterator[bytes]:
     gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(prep))
     try:
         for chunk in gen:
@@ -121,7 +127,7 @@ def _sse_sync(prep: PreparedSynthesis) -> Iterator[bytes]:
     yield _done(prep)
 
 
-def sse_stream_response(request: HttpRequest | Request, prep: PreparedSynthesis) -> StreamingHttpResponse:
+def sse_stream_response(request: HttpRequest | Request, prep: SynthesisRun) -> StreamingHttpResponse:
     """OpenAI's ``stream_format=sse``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
     ensure_engine(prep)
     if is_asgi(request):

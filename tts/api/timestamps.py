@@ -31,19 +31,20 @@ from accounts.authentication import request_tenant
 from accounts.models import Scope
 from tts.services.history import history_item_get
 from tts.services.history_export import captions_srt, captions_vtt
-from tts.services.streaming import ThreadedStream, abandon_synthesis, ensure_engine
+from tts.services.streaming import ThreadedStream
 from tts.services.synthesis import (
-    PreparedSynthesis,
     SynthesisError,
+    SynthesisRun,
+    ensure_engine,
     synthesis_create,
     synthesis_iter_bytes,
     synthesis_prepare,
 )
 from tts.services.timestamps import AlignmentChunk
-from ttsplatform.openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, error_responses
 
 from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
 from .errors import ApiError
+from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, error_responses
 from .streaming import AudioStreamResponse, is_asgi
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def _chunk_json(data: bytes, alignment: AlignmentChunk | None) -> dict[str, Any]
     return {"audio_base64": base64.b64encode(data).decode("ascii"), **timed}
 
 
-def timed_chunks(prep: PreparedSynthesis) -> Iterator[tuple[bytes, AlignmentChunk | None]]:
+def timed_chunks(prep: SynthesisRun) -> Iterator[tuple[bytes, AlignmentChunk | None]]:
     """The pipeline's audio chunks, each with the characters synthesized since the previous one.
 
     Runs where the pipeline runs (the stream's thread): the timeline is read
@@ -86,7 +87,7 @@ async def _ndjson_async(stream: ThreadedStream[tuple[bytes, AlignmentChunk | Non
         logger.warning("timestamped stream ended early: %s", exc.message)
 
 
-def _ndjson_sync(prep: PreparedSynthesis) -> Iterator[bytes]:
+def _ndjson_sync(prep: SynthesisRun) -> Iterator[bytes]:
     try:
         for data, alignment in timed_chunks(prep):
             yield _ndjson_line(data, alignment)
@@ -164,7 +165,7 @@ class TextToSpeechStreamWithTimestampsApi(APIView):
         ensure_engine(prep)
         if is_asgi(request):
             stream: ThreadedStream[tuple[bytes, AlignmentChunk | None]] = ThreadedStream(
-                lambda: timed_chunks(prep), abandon=lambda: abandon_synthesis(prep), name=f"tts-timed-{prep.record.pk}"
+                lambda: timed_chunks(prep), abandon=prep.cancel, name=f"tts-timed-{prep.record.pk}"
             )
             response: StreamingHttpResponse = AudioStreamResponse(stream, _ndjson_async(stream), content_type=NDJSON)
         else:

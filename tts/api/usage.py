@@ -15,9 +15,9 @@ from rest_framework.views import APIView
 from accounts.authentication import request_tenant
 from accounts.models import Scope
 from tts.services.usage_rollup import daily_usage
-from ttsplatform.openapi import error_responses, json_object
 
 from .errors import ApiError
+from .openapi import error_responses, json_object
 
 _MAX_DAYS = 366 * 2
 # The last millisecond before 9999-12-31 (UTC): the day after it must still be a date (a 500 before).

@@ -1,9 +1,9 @@
 """The audio cache: finished, sealed audio by everything that determines its bytes.
 
-Two levels: L1 is an LRU in this process bounded by bytes
-(``TTS_AUDIO_CACHE_L1_BYTES``); L2 is the django-redis cache with a TTL
-(``TTS_AUDIO_CACHE_TTL_S``), shared by every process, used when ``REDIS_URL``
-is set. A hit found in L2 is copied into L1.
+Two levels (``infra/two_level_cache.py``, shared with the alignment cache):
+L1 is an LRU in this process bounded by bytes (``TTS_AUDIO_CACHE_L1_BYTES``);
+L2 is the django-redis cache with a TTL (``TTS_AUDIO_CACHE_TTL_S``), shared by
+every process, used when ``REDIS_URL`` is set. A hit found in L2 is copied into L1.
 
 The key (see ``audio_cache_key``) covers the model version (id, artifact
 sha256, engine and options), voice and speaker, voice settings and speed,
@@ -23,26 +23,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
-from django.core.cache import caches
 
-from accounts.ratelimit import RedisCircuit
+from infra.two_level_cache import TwoLevelCache
 from tts.audio.encode import StreamEncoder
 from tts.audio.formats import OutputFormat, with_native_rate
 from tts.models import ModelVersion, Voice
 from tts.text.segment import Segment
 
-if TYPE_CHECKING:
-    from .synthesis import SynthesisRequest
-
-logger = logging.getLogger(__name__)
+from .synthesis_types import SynthesisRequest
 
 #: Bump when the key's recipe or the stored layout changes.
 KEY_VERSION = 1
@@ -127,95 +120,18 @@ def audio_cache_key(
     return f"{settings.TTS_REDIS_KEY_PREFIX}:audio:v{KEY_VERSION}:{digest}"
 
 
-class AudioCache:
+class AudioCache(TwoLevelCache[CachedAudio]):
+    """Entries bounded by bytes in L1 and by ``TTS_AUDIO_CACHE_MAX_ENTRY_BYTES`` in both levels."""
+
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._l1: OrderedDict[str, CachedAudio] = OrderedDict()
-        self._l1_bytes = 0
-        self._circuit = RedisCircuit("the audio cache", "serving from this process's memory only")
-
-    # --- L1 ---------------------------------------------------------------
-
-    def _l1_get(self, key: str) -> CachedAudio | None:
-        with self._lock:
-            entry = self._l1.get(key)
-            if entry is not None:
-                self._l1.move_to_end(key)
-            return entry
-
-    def _l1_put(self, key: str, entry: CachedAudio) -> None:
-        capacity = settings.TTS_AUDIO_CACHE_L1_BYTES
-        size = len(entry.audio)
-        # One entry may not push out a large part of the cache.
-        if size > capacity // 4:
-            return
-        with self._lock:
-            old = self._l1.pop(key, None)
-            if old is not None:
-                self._l1_bytes -= len(old.audio)
-            self._l1[key] = entry
-            self._l1_bytes += size
-            while self._l1_bytes > capacity and self._l1:
-                _, evicted = self._l1.popitem(last=False)
-                self._l1_bytes -= len(evicted.audio)
-
-    def clear_local(self) -> None:
-        with self._lock:
-            self._l1.clear()
-            self._l1_bytes = 0
-
-    # --- L2 ---------------------------------------------------------------
-
-    def _l2_enabled(self) -> bool:
-        return bool(settings.REDIS_URL) and self._circuit.available()
-
-    def _l2_get(self, key: str) -> CachedAudio | None:
-        if not self._l2_enabled():
-            return None
-        try:
-            data = caches[settings.TTS_AUDIO_CACHE_ALIAS].get(key)
-            self._circuit.succeeded()
-        except Exception as exc:
-            self._circuit.failed(exc)
-            return None
-        if not isinstance(data, dict):
-            return None
-        try:
-            return CachedAudio.from_wire(data)
-        except (KeyError, TypeError):
-            return None  # an entry of an older layout: a miss
-
-    def _l2_put(self, key: str, entry: CachedAudio) -> None:
-        if not self._l2_enabled():
-            return
-        try:
-            caches[settings.TTS_AUDIO_CACHE_ALIAS].set(key, entry.to_wire(), timeout=settings.TTS_AUDIO_CACHE_TTL_S)
-            self._circuit.succeeded()
-        except Exception as exc:
-            self._circuit.failed(exc)
-
-    # --- both -------------------------------------------------------------
-
-    def get(self, key: str | None) -> CachedAudio | None:
-        """The entry for ``key`` from L1, else L2 (copied into L1); None on a miss. Never raises."""
-        if key is None:
-            return None
-        entry = self._l1_get(key)
-        if entry is None:
-            entry = self._l2_get(key)
-            if entry is not None:
-                self._l1_put(key, entry)
-        return entry
-
-    def put(self, key: str | None, entry: CachedAudio) -> None:
-        """Store in both levels; entries over ``TTS_AUDIO_CACHE_MAX_ENTRY_BYTES`` are skipped. Never raises."""
-        if key is None or not entry.audio or len(entry.audio) > settings.TTS_AUDIO_CACHE_MAX_ENTRY_BYTES:
-            return
-        try:
-            self._l1_put(key, entry)
-        except Exception:
-            logger.exception("could not store in the in-process audio cache")
-        self._l2_put(key, entry)
+        super().__init__(
+            "the audio cache",
+            size=lambda entry: len(entry.audio),
+            l1_capacity=lambda: int(settings.TTS_AUDIO_CACHE_L1_BYTES),
+            max_entry=lambda: int(settings.TTS_AUDIO_CACHE_MAX_ENTRY_BYTES),
+            to_wire=CachedAudio.to_wire,
+            from_wire=CachedAudio.from_wire,
+        )
 
 
 audio_cache = AudioCache()

@@ -1,5 +1,6 @@
-"""History items: writing the record and its audio at the end of a synthesis,
-and the tenant-scoped reads and deletes the APIs and dashboard use."""
+"""History items: their audio files (the sink of what was sent, stored copies and links),
+and the tenant-scoped reads and deletes the APIs and dashboard use. A record's final
+state is written by the owner of its synthesis (``synthesis_run.SynthesisRun``)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,14 @@ import datetime as dt
 import logging
 import os
 import tempfile
-import time
 import uuid
-from typing import TYPE_CHECKING
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from accounts.models import Tenant
 from tts.models import SynthesisRecord
-from ttsplatform import metrics
-
-if TYPE_CHECKING:
-    from .synthesis import PreparedSynthesis
 
 logger = logging.getLogger(__name__)
 
@@ -29,24 +23,36 @@ _SPOOL_BYTES = 4 * 1024 * 1024
 
 
 class AudioSink:
-    """Collects the bytes sent to a client so the history keeps the same file.
+    """The one copy of what a synthesis sent, kept for whoever needs it at the end:
+    the history file, the cache entry, a whole-file answer.
 
-    Spools to disk past a few MB so a long stream does not sit in memory.
+    Spools to disk past a few MB so a long stream does not sit in memory. With a
+    ``limit`` (only the cache wants the bytes) it stops keeping them once they
+    grow past it: an entry too large to cache is not collected at all.
     """
 
-    def __init__(self, *, store: bool) -> None:
-        self.store = store
+    def __init__(self, *, keep: bool, limit: int | None = None) -> None:
         self.size = 0
-        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) if store else None  # noqa: SIM115
+        self.limit = limit
+        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) if keep else None  # noqa: SIM115
+
+    @property
+    def kept(self) -> bool:
+        return self._file is not None
 
     def write(self, data: bytes) -> None:
         self.size += len(data)
-        if self._file is not None:
-            self._file.write(data)
-
-    def read_all(self) -> bytes:
         if self._file is None:
-            return b""
+            return
+        if self.limit is not None and self.size > self.limit:
+            self.discard()
+            return
+        self._file.write(data)
+
+    def read_all(self) -> bytes | None:
+        """Everything written, or None if it was not kept."""
+        if self._file is None:
+            return None
         self._file.seek(0)
         return self._file.read()
 
@@ -105,70 +111,6 @@ def discard_record_audio(record: SynthesisRecord) -> None:
             record.audio.delete(save=False)
         except Exception:
             logger.exception("could not delete the audio of unwritten history record %s", record.pk)
-
-
-def finish_fields(prep: PreparedSynthesis, record: SynthesisRecord, *, status: str, error_code: str = "") -> list[str]:
-    """Set the final-state fields of ``record`` from ``prep``; returns their names."""
-    now = time.monotonic()
-    record.status = status
-    record.error_code = error_code
-    record.duration_s = round(prep.audio_seconds, 3)
-    record.latency_ms = int((now - prep.started) * 1000)
-    if prep.first_byte_at is not None:
-        record.ttfb_ms = int((prep.first_byte_at - prep.started) * 1000)
-    success = status == SynthesisRecord.Status.SUCCESS
-    record.characters = prep.characters if success else prep.reservation.characters
-    record.completed_at = timezone.now()
-    fields = [
-        "status",
-        "sample_rate",
-        "error_code",
-        "duration_s",
-        "latency_ms",
-        "ttfb_ms",
-        "characters",
-        "completed_at",
-    ]
-    timeline = getattr(prep, "timeline", None)
-    keep = prep.request.timestamps and prep.request.enable_logging
-    if success and timeline is not None and keep:
-        # Kept for requests that asked for timestamps (about 30 bytes a character), and only
-        # when the text may be logged: the alignment holds the text.
-        record.alignment = timeline.as_json()
-        fields.append("alignment")
-    return fields
-
-
-def record_finish(
-    prep: PreparedSynthesis,
-    *,
-    status: str,
-    sink: AudioSink | None,
-    error_code: str = "",
-    audio_saved: bool = False,
-) -> None:
-    """Write the final state of the history record; never raises into the caller's cleanup.
-
-    The audio file is made from ``sink`` (what a synthesis sent), or was
-    already given to the record (``audio_saved``: a cache hit's link).
-    """
-    record = prep.record
-    fields = finish_fields(prep, record, status=status, error_code=error_code)
-    try:
-        if sink is not None and sink.store and sink.size and prep.encoder is not None:
-            # Streams start with "unknown length" headers; the stored file gets exact ones.
-            data = prep.encoder.seal(sink.read_all())
-            store_record_audio(record, data, prep.encoder.format.extension)
-            fields.append("audio")
-        elif audio_saved:
-            fields.append("audio")
-        record.save(update_fields=fields)
-    except Exception:
-        logger.exception("could not write history record %s", record.pk)
-    finally:
-        if sink is not None:
-            sink.discard()
-        metrics.synthesis_finished(prep)
 
 
 # --- reads -----------------------------------------------------------------

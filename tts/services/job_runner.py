@@ -10,34 +10,51 @@ that wakes up again can never run a chunk twice or finish a job twice:
   and no cancel was asked for; the same update renews the heartbeat;
 * finish: to ``succeeded``/``failed``/``cancelled`` only from the state we hold.
 
-Whoever wins the finish update refunds what was not synthesized and writes
-the history item; nobody else does.
+The finish update is the ``claim`` of the job's synthesis run
+(``synthesis_run.SynthesisRun``): whoever wins it refunds what was not
+synthesized and writes the history item (made pending with the reservation
+when the job was submitted); nobody else does. Each chunk is synthesized
+under an engine ticket like any request (admission), and the job's
+history, billing and release all go through that one owner.
+
+Handing jobs to whatever runs them lives here too: a Celery worker through
+the broker, or (with no broker) a server thread plus a housekeeping thread
+that stands in for beat's reaper and picks up orphans a restart left.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import OperationalError, transaction
+from django.db import OperationalError, close_old_connections, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from accounts.quota import refund_characters
+from accounts.quota import Reservation
+from accounts.ratelimit import LimitExceeded
 from tts.audio.formats import UnknownFormatError, parse_elevenlabs_format
 from tts.inference.engine import EngineError
 from tts.models import Job, SynthesisRecord, Voice
 from tts.text.segment import Segment
 
+from .admission import SynthesisAdmission
+from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .job_audio import assemble, chunk_save, chunks_delete
+from .job_events import job_publish
 from .job_slots import job_may_start, job_start_next
-from .jobs import characters_done, job_dispatch, job_publish, reservation_of
 from .synthesis import segment_params, synthesize_segment
+from .synthesis_run import SynthesisRun
+from .synthesis_types import SynthesisRequest
 
 logger = logging.getLogger(__name__)
 
@@ -129,14 +146,27 @@ def _run_claimed(job: Job, token: str) -> str:
         message = "The model version this job was planned for no longer exists."
         job_finish(job, token=token, status=Job.Status.FAILED, error_code="model_unavailable", message=message)
         return "failed"
-    voice = Voice.objects.filter(voice_id=job.voice_id).first()
-    speaker = voice.speaker_index if voice else 0
-    speed = float((job.settings or {}).get("speed") or 1.0)
+    run = job_synthesis_run(job, token=token)
     try:
-        engine = get_registry().get(spec_for(job.model_version))
+        run.admission.admit_engine()
+    except LimitExceeded as exc:
+        # The engine of this process is at capacity: back to the queue, like a 503 a client retries.
+        run.suspend()
+        _release(job, token)
+        raise RetryLater(exc.message) from exc
+    speaker = run.voice.speaker_index
+    speed = run.request.speed
+    try:
+        engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
             pieces = [
-                synthesize_segment(engine, seg, segment_params(engine, seg, speaker_index=speaker, speed=speed))
+                engine_scheduler.run(
+                    job.tenant_id,
+                    synthesize_segment,
+                    engine,
+                    seg,
+                    segment_params(engine, seg, speaker_index=speaker, speed=speed),
+                )
                 for seg in _segments(job.plan[index])
             ]
             pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
@@ -152,13 +182,17 @@ def _run_claimed(job: Job, token: str) -> str:
         name, resolved = assemble(job, fmt, engine.sample_rate, tick=lambda: _heartbeat(job, token))
     except EngineError as exc:
         if exc.retryable and job.attempts < settings.TTS_JOB_MAX_ATTEMPTS:
+            run.suspend()
             _release(job, token)
             raise RetryLater(str(exc)) from exc
         message = f"The speech engine failed: {exc}"
-        job_finish(job, token=token, status=Job.Status.FAILED, error_code="engine_error", message=message)
+        job_finish(job, token=token, status=Job.Status.FAILED, error_code="engine_error", message=message, run=run)
         return "failed"
+    except BaseException:
+        run.suspend()
+        raise
     job.sample_rate = resolved.sample_rate
-    if not job_finish(job, token=token, status=Job.Status.SUCCEEDED, audio_name=name):
+    if not job_finish(job, token=token, status=Job.Status.SUCCEEDED, audio_name=name, run=run):
         return _after_lost_progress(job, token)
     return "succeeded"
 
@@ -204,9 +238,20 @@ def _cancel_if_requested(job_id: uuid.UUID | str) -> None:
 
 
 def job_finish(
-    job: Job, *, token: str, status: str, error_code: str = "", message: str = "", audio_name: str = ""
+    job: Job,
+    *,
+    token: str,
+    status: str,
+    error_code: str = "",
+    message: str = "",
+    audio_name: str = "",
+    run: SynthesisRun | None = None,
 ) -> bool:
-    """Move the job to its final state if we still hold it; refund, record history, publish. True if we did."""
+    """Move the job to its final state if we still hold it; its run refunds and records. True if we did.
+
+    ``run``: the synthesis run of the claim that ran the job (it holds an engine
+    ticket); without one (a cancel, the reaper) one is made from the job's row.
+    """
     now = timezone.now()
     held = Q(status=Job.Status.QUEUED) if not token else Q(status=Job.Status.RUNNING, claim_token=token)
     job.refresh_from_db(
@@ -224,17 +269,25 @@ def job_finish(
     }
     if audio_name:
         fields["audio"] = audio_name
-    if not Job.objects.filter(held, pk=job.pk).update(**fields):
+
+    def claim(_: str) -> bool:
+        return bool(Job.objects.filter(held, pk=job.pk).update(**fields))
+
+    run = run or job_synthesis_run(job, token=token)
+    run.claim = claim
+    run.done_segments = _segments_done(job)
+    run.audio_seconds = job.audio_seconds
+    run.record.sample_rate = job.sample_rate
+    if not run.finish(_HISTORY_STATUS[status], error_code=error_code):
         return False
     for key, value in fields.items():
         setattr(job, key, value)
-    refund_characters(reservation_of(job), job.characters - charged)
     if status != Job.Status.SUCCEEDED or audio_name:
         chunks_delete(job)
-    _write_history(job)
     job_publish(job)
     try:
-        job_start_next(job.tenant_id)  # its place is free: the tenant's oldest waiting job goes next
+        # Its place is free: the tenant's oldest waiting job goes next.
+        job_start_next(job.tenant_id, dispatch=job_dispatch)
     except Exception:
         logger.warning("could not dispatch the next job of tenant %s", job.tenant_id, exc_info=True)
     logger.info(
@@ -243,36 +296,84 @@ def job_finish(
     return True
 
 
-def _write_history(job: Job) -> None:
-    """One history item per job, so jobs show in /v1/history and in the usage roll-up."""
+def job_synthesis_run(job: Job, *, token: str = "") -> SynthesisRun:
+    """The owner of a job's synthesis, for one claim: its reservation, history item and admission.
+
+    Jobs are limited at submission (rate, running jobs) and take no concurrency slot;
+    each claim takes an engine ticket (``admission.admit_engine``) before its chunks.
+    """
+    settings_ = job.settings or {}
     try:
-        started = job.started_at or job.created_at
-        record = SynthesisRecord.objects.create(
-            tenant_id=job.tenant_id,
-            api_key_id=job.api_key_id,
-            voice_id=job.voice_id,
-            voice_name=job.voice_name,
-            model_version_id=job.model_version_id,
-            model_id=job.model_id,
-            text=job.text,
-            text_logged=job.text_logged,
-            characters=job.characters_charged,
-            output_format=job.output_format,
-            content_type=job.content_type,
-            sample_rate=job.sample_rate,
-            duration_s=round(job.audio_seconds, 3),
-            latency_ms=int((timezone.now() - started).total_seconds() * 1000),
-            source=SynthesisRecord.Source.JOB,
-            status=_HISTORY_STATUS[job.status],
-            error_code=job.error_code,
-            request_id=job.request_id,
-            settings={**(job.settings or {}), "job_id": str(job.pk)},
-            completed_at=timezone.now(),
-        )
-        Job.objects.filter(pk=job.pk).update(history_item=record)
-        job.history_item = record
-    except Exception:
-        logger.exception("could not write the history item of job %s", job.pk)
+        output_format = parse_elevenlabs_format(job.output_format)
+    except UnknownFormatError:  # the job fails for it; its record keeps the name it was given
+        output_format = parse_elevenlabs_format("mp3_44100_128")
+    request = SynthesisRequest(
+        tenant=job.tenant,
+        voice_id=job.voice_id,
+        text=job.text,
+        output_format=output_format,
+        source=SynthesisRecord.Source.JOB,
+        api_key=job.api_key,
+        model_id=job.model_id,
+        speed=float(settings_.get("speed") or 1.0),
+        language=settings_.get("language"),
+        enable_logging=job.text_logged,
+        request_id=job.request_id,
+        settings=settings_,
+    )
+    voice = Voice.objects.filter(voice_id=job.voice_id).first() or Voice(voice_id=job.voice_id, name=job.voice_name)
+    segments = [seg for chunk in job.plan or [] for seg in _segments(chunk)]
+    started_at = job.started_at or job.created_at or timezone.now()
+    assert job.model_version is not None or job.history_item_id is not None
+    return SynthesisRun(
+        request=request,
+        voice=voice,
+        model_version=job.model_version,  # type: ignore[arg-type]
+        spec=spec_for(job.model_version) if job.model_version is not None else None,  # type: ignore[arg-type]
+        segments=segments,
+        characters=job.characters,
+        reservation=reservation_of(job),
+        record=job_history_record(job),
+        started=time.monotonic() - (timezone.now() - started_at).total_seconds(),
+        admission=SynthesisAdmission(limited=False),
+        whole=False,
+    )
+
+
+def job_history_record(job: Job) -> SynthesisRecord:
+    """The job's history item: made pending with its reservation at submission (or now, for older jobs)."""
+    if job.history_item_id is not None:
+        return SynthesisRecord.objects.get(pk=job.history_item_id)
+    record = SynthesisRecord.objects.create(**job_record_fields(job))
+    Job.objects.filter(pk=job.pk).update(history_item=record)
+    job.history_item = record
+    return record
+
+
+def job_record_fields(job: Job) -> dict[str, object]:
+    """The fields of a job's pending history item (one per job: jobs show in history and usage)."""
+    return {
+        "tenant_id": job.tenant_id,
+        "api_key_id": job.api_key_id,
+        "voice_id": job.voice_id,
+        "voice_name": job.voice_name,
+        "model_version_id": job.model_version_id,
+        "model_id": job.model_id,
+        "text": job.text,
+        "text_logged": job.text_logged,
+        "characters": job.characters,
+        "output_format": job.output_format,
+        "content_type": job.content_type,
+        "sample_rate": job.sample_rate,
+        "source": SynthesisRecord.Source.JOB,
+        "status": SynthesisRecord.Status.PENDING,
+        "request_id": job.request_id,
+        "settings": {**(job.settings or {}), "job_id": str(job.pk)},
+    }
+
+
+def _segments_done(job: Job) -> int:
+    return sum(len(chunk["segments"]) for chunk in (job.plan or [])[: job.done_chunks])
 
 
 def jobs_reap_stale(now: dt.datetime | None = None) -> dict[str, int]:
@@ -298,3 +399,73 @@ def jobs_reap_stale(now: dt.datetime | None = None) -> dict[str, int]:
             job_dispatch(job.pk)
             counts["requeued"] += 1
     return counts
+
+
+def reservation_of(job: Job) -> Reservation:
+    assert job.reserved_period is not None
+    return Reservation(tenant_id=job.tenant_id, period_start=job.reserved_period, characters=job.characters)
+
+
+def characters_done(job: Job) -> int:
+    """Characters of the finished chunks, scaled to what the caller sent (whitespace counts)."""
+    if job.status == Job.Status.SUCCEEDED:
+        return job.characters
+    return min(job.characters, round(job.characters * job.done_chars / (job.planned_chars or 1)))
+
+
+# --- running it somewhere ----------------------------------------------------
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+_process_started = timezone.now()
+
+
+def _run_in_thread(job_id: uuid.UUID) -> None:
+    close_old_connections()
+    try:
+        job_run(job_id, worker=f"thread-{threading.get_ident()}")
+    except RetryLater:
+        # Back in the queue with its finished chunks; try again once the engine had a moment.
+        timer = threading.Timer(10.0, job_dispatch, args=[job_id])
+        timer.daemon = True
+        timer.start()
+    except Exception:
+        logger.exception("job %s failed in its server thread", job_id)
+    finally:
+        connections.close_all()
+
+
+def _housekeeping() -> None:
+    """Thread mode has no beat: reap stale claims now and then, and once pick up the
+    jobs a restart of this server left queued (their thread died with it)."""
+    interval = max(5, min(60, settings.TTS_JOB_STALE_AFTER_S // 2))
+    orphans_checked = False
+    while True:
+        try:
+            close_old_connections()
+            jobs_reap_stale()
+            if not orphans_checked:
+                orphans = Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=_process_started)
+                for job_id in orphans.values_list("pk", flat=True):
+                    job_dispatch(job_id)
+                orphans_checked = True
+        except Exception:
+            logger.warning("job housekeeping failed; trying again in %d s", interval, exc_info=True)
+        finally:
+            connections.close_all()
+        time.sleep(interval)
+
+
+def job_dispatch(job_id: uuid.UUID) -> None:
+    """Hand the job to a runner: a Celery worker through the broker, or a server thread."""
+    global _executor
+    if settings.TTS_JOB_RUNNER == "celery":
+        # The project's app (ttsplatform/celery.py, loaded with the settings) is the current one.
+        current_app.send_task("tts.tasks.run_job", args=[str(job_id)])
+        return
+    with _executor_lock:
+        if _executor is None:
+            # One at a time: inference already uses the engine's thread budget.
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts-job")
+            threading.Thread(target=_housekeeping, name="tts-job-housekeeping", daemon=True).start()
+    _executor.submit(_run_in_thread, job_id)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db.models import Q
@@ -50,12 +51,10 @@ def job_may_start(job: Job, *, stale_before: dt.datetime) -> bool:
     return not older.exists()
 
 
-def job_start_next(tenant_id: int) -> uuid.UUID | None:
-    """Hand the tenant's oldest waiting job to a runner (after one of its jobs ended)."""
-    from .jobs import job_dispatch
-
+def job_start_next(tenant_id: int, *, dispatch: Callable[[uuid.UUID], None]) -> uuid.UUID | None:
+    """Hand the tenant's oldest waiting job to a runner (``dispatch``) after one of its jobs ended."""
     job_id = Job.objects.filter(_waiting(tenant_id)).order_by("created_at", "pk").values_list("pk", flat=True).first()
     if job_id is not None:
         logger.info("job %s: a place of tenant %s came free; dispatching it", job_id, tenant_id)
-        job_dispatch(job_id)
+        dispatch(job_id)
     return job_id

@@ -1,9 +1,8 @@
 """Long-form jobs: submit (validate, plan chunks, reserve quota), cancel, read,
 and hand a job to whatever runs it (a Celery worker, or a server thread).
 
-Running a job lives in tts/services/job_runner.py. Progress goes out on the
-channel layer (ids and numbers, never audio) to a group per job and one per
-tenant, for WebSocket subscribers and the dashboard.
+Running a job and handing it to a runner live in tts/services/job_runner.py
+(which imports nothing from here); progress events in job_events.py.
 
 Without a broker (``TTS_JOB_RUNNER=thread``, the default with no REDIS_URL)
 jobs run one at a time in a thread of the server process, and a housekeeping
@@ -15,30 +14,27 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
-import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import close_old_connections, connections, transaction
+from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from accounts.models import ApiKey, Tenant
-from accounts.quota import QuotaExceeded, Reservation, next_period_start, refund_characters, reserve_characters
+from accounts.quota import QuotaExceeded, reserve_characters, usage_for_period
 from accounts.ratelimit import LimitExceeded, check_request_rate
 from tts.audio.formats import OutputFormat
-from tts.models import Job
-from tts.text.prepare import TextError, prepare_text
+from tts.models import Job, SynthesisRecord
 from tts.text.segment import Segment
 
+from .job_runner import characters_done, job_dispatch, job_finish, job_record_fields
 from .synthesis import SynthesisError, SynthesisRequest, resolve_model_version
+from .text_input import segments_for
 from .voices import voice_get
+
+__all__ = ["JobRequest", "characters_done", "job_cancel", "job_get", "job_submit", "jobs_for_tenant"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,23 +99,6 @@ def _texts(req: JobRequest) -> list[tuple[str, str]]:
     return pairs
 
 
-def _segments(req: JobRequest, name: str, text: str) -> list[Segment]:
-    try:
-        segments = prepare_text(
-            text,
-            language=req.language,
-            normalization=req.normalization,  # type: ignore[arg-type]
-            max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS,
-        )
-    except TextError as exc:
-        raise SynthesisError(
-            str(exc), code=exc.code, status=exc.status, field=name if exc.field == "text" else exc.field
-        )
-    if not any(seg.text.strip() for seg in segments):
-        raise SynthesisError(f"'{name}' has nothing that can be spoken.", code="empty_text", status=400, field=name)
-    return segments
-
-
 def plan_chunks(item: int, segments: list[Segment], chunk_chars: int) -> list[dict[str, Any]]:
     """Consecutive segments grouped into chunks of about ``chunk_chars`` characters."""
     chunks: list[dict[str, Any]] = []
@@ -156,27 +135,26 @@ def job_submit(req: JobRequest) -> Job:
         model_id=req.model_id,
     )
     model_version = resolve_model_version(probe, voice)
-    # Cheap checks and the reservation first; the text work (normalizing and planning up to
-    # the plan's job_max_characters) only for a job that may run.
+    # Cheap checks first (the rate limit, and whether the quota could take it at all); the
+    # text work (normalizing and planning up to the plan's job_max_characters) only for a job
+    # that may run. The reservation itself stays in the transaction that creates the job.
     try:
         check_request_rate(tenant=req.tenant, api_key=req.api_key)
     except LimitExceeded as exc:
-        raise SynthesisError(exc.message, code=exc.code, status=exc.status, retry_after=exc.retry_after) from exc
+        raise SynthesisError.from_limit(exc) from exc
     characters = sum(len(text) for _, text in pairs)
+    limit = req.tenant.plan.monthly_character_limit
+    used = usage_for_period(req.tenant).characters
+    if used + characters > limit:
+        raise SynthesisError.from_quota(QuotaExceeded(requested=characters, used=used, limit=limit))
+    plan: list[dict[str, Any]] = []
+    for item, (name, text) in enumerate(pairs):
+        segments = segments_for(text, language=req.language, normalization=req.normalization, field=name)
+        plan.extend(plan_chunks(item, segments, settings.TTS_JOB_CHUNK_CHARS))
     try:
-        reservation = reserve_characters(tenant=req.tenant, characters=characters)
-    except QuotaExceeded as exc:
-        retry = int(time.mktime(next_period_start().timetuple()) - time.time())
-        raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=max(1, retry)) from exc
-    try:
-        plan: list[dict[str, Any]] = []
-        for item, (name, text) in enumerate(pairs):
-            plan.extend(plan_chunks(item, _segments(req, name, text), settings.TTS_JOB_CHUNK_CHARS))
-    except BaseException:
-        refund_characters(reservation)
-        raise
-    try:
+        # One transaction: the job, its pending history item and the characters they spend.
         with transaction.atomic():
+            reservation = reserve_characters(tenant=req.tenant, characters=characters)
             job = Job.objects.create(
                 tenant=req.tenant,
                 api_key=req.api_key,
@@ -204,88 +182,19 @@ def job_submit(req: JobRequest) -> Job:
                 planned_chars=sum(chunk["chars"] for chunk in plan),
                 request_id=req.request_id,
             )
+            job.history_item = SynthesisRecord.objects.create(**job_record_fields(job))
+            job.save(update_fields=["history_item"])
             transaction.on_commit(lambda: job_dispatch(job.pk))
-    except BaseException:
-        refund_characters(reservation)
-        raise
+    except QuotaExceeded as exc:
+        raise SynthesisError.from_quota(exc) from exc
     return job
-
-
-# --- running it somewhere ----------------------------------------------------
-
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-_process_started = timezone.now()
-
-
-def _run_in_thread(job_id: uuid.UUID) -> None:
-    from .job_runner import RetryLater, job_run
-
-    close_old_connections()
-    try:
-        job_run(job_id, worker=f"thread-{threading.get_ident()}")
-    except RetryLater:
-        # Back in the queue with its finished chunks; try again once the engine had a moment.
-        timer = threading.Timer(10.0, job_dispatch, args=[job_id])
-        timer.daemon = True
-        timer.start()
-    except Exception:
-        logger.exception("job %s failed in its server thread", job_id)
-    finally:
-        connections.close_all()
-
-
-def _housekeeping() -> None:
-    """Thread mode has no beat: reap stale claims now and then, and once pick up the
-    jobs a restart of this server left queued (their thread died with it)."""
-    from .job_runner import jobs_reap_stale
-
-    interval = max(5, min(60, settings.TTS_JOB_STALE_AFTER_S // 2))
-    orphans_checked = False
-    while True:
-        try:
-            close_old_connections()
-            jobs_reap_stale()
-            if not orphans_checked:
-                orphans = Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=_process_started)
-                for job_id in orphans.values_list("pk", flat=True):
-                    job_dispatch(job_id)
-                orphans_checked = True
-        except Exception:
-            logger.warning("job housekeeping failed; trying again in %d s", interval, exc_info=True)
-        finally:
-            connections.close_all()
-        time.sleep(interval)
-
-
-def job_dispatch(job_id: uuid.UUID) -> None:
-    """Hand the job to a runner: a Celery worker through the broker, or a server thread."""
-    global _executor
-    if settings.TTS_JOB_RUNNER == "celery":
-        from ttsplatform.celery import app
-
-        app.send_task("tts.tasks.run_job", args=[str(job_id)])
-        return
-    with _executor_lock:
-        if _executor is None:
-            # One at a time: inference already uses the engine's thread budget.
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tts-job")
-            threading.Thread(target=_housekeeping, name="tts-job-housekeeping", daemon=True).start()
-    _executor.submit(_run_in_thread, job_id)
 
 
 # --- cancel and read ---------------------------------------------------------
 
 
-def reservation_of(job: Job) -> Reservation:
-    assert job.reserved_period is not None
-    return Reservation(tenant_id=job.tenant_id, period_start=job.reserved_period, characters=job.characters)
-
-
 def job_cancel(job: Job) -> Job:
     """Ask a job to stop. A queued job stops now; a running one at its next chunk."""
-    from .job_runner import job_finish
-
     Job.objects.filter(pk=job.pk, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]).update(cancel_requested=True)
     job.refresh_from_db()
     if job.status == Job.Status.QUEUED:
@@ -304,47 +213,3 @@ def job_get(tenant: Tenant, job_id: str) -> Job | None:
     except ValueError:
         return None  # a malformed id is simply not found
     return Job.objects.filter(tenant=tenant, pk=pk).first()
-
-
-def characters_done(job: Job) -> int:
-    """Characters of the finished chunks, scaled to what the caller sent (whitespace counts)."""
-    if job.status == Job.Status.SUCCEEDED:
-        return job.characters
-    return min(job.characters, round(job.characters * job.done_chars / (job.planned_chars or 1)))
-
-
-# --- progress events ---------------------------------------------------------
-
-
-def job_group(job_id: uuid.UUID | str) -> str:
-    return f"job-{uuid.UUID(str(job_id)).hex}"
-
-
-def tenant_jobs_group(tenant_id: int) -> str:
-    return f"jobs-tenant-{tenant_id}"
-
-
-def job_event(job: Job) -> dict[str, Any]:
-    return {
-        "type": "job.progress",
-        "job_id": str(job.pk),
-        "status": job.status,
-        "done_chunks": job.done_chunks,
-        "total_chunks": job.total_chunks,
-        "progress": job.progress,
-        "audio_seconds": round(job.audio_seconds, 3),
-        "error_code": job.error_code or None,
-    }
-
-
-def job_publish(job: Job) -> None:
-    """Tell subscribers where the job is; a channel layer that is down never stops a job."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    event = job_event(job)
-    try:
-        async_to_sync(layer.group_send)(job_group(job.pk), event)
-        async_to_sync(layer.group_send)(tenant_jobs_group(job.tenant_id), event)
-    except Exception:
-        logger.warning("could not publish progress of job %s", job.pk, exc_info=True)

@@ -18,8 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from infra.lookup_cache import clear_lookup_caches
 from tts.models import ModelVersion, Voice
-from ttsplatform.lookup_cache import clear_lookup_caches
 
 from .alignment_model import AlignmentPatchError, has_alignment_output, patched_model_copy
 

@@ -7,7 +7,7 @@ Then it polls the ``ModelVersion`` table every ``TTS_MODEL_POLL_SECONDS``: a
 version activated or preloaded by another process (the admin, ``manage.py
 activate_model``) is loaded and warmed here within a few seconds, and a
 retired one is dropped from the registry. Requests resolve the active version
-through a per-process lookup cache (``ttsplatform/lookup_cache.py``) that the
+through a per-process lookup cache (``infra/lookup_cache.py``) that the
 poller clears when it sees the active versions change, so a process switches
 within one poll (and within ``TTS_LOOKUP_CACHE_S`` at the latest); the process
 that activated it switches at once. Dropping never closes an
@@ -31,10 +31,10 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
+from infra.lookup_cache import clear_lookup_caches
 from tts.inference.engine import ModelSpec
 from tts.inference.registry import EngineRegistry
 from tts.models import ModelVersion
-from ttsplatform.lookup_cache import clear_lookup_caches
 
 from .engines import get_registry, spec_for
 

@@ -10,10 +10,11 @@ Two pieces, both built on the pipeline's sync generator rather than beside it:
   generator on its own thread (cancelled record, refund of what was never
   synthesized) and closes that thread's database connections.
 * :class:`LiveUtterance` is one WebSocket utterance: text arrives in pieces,
-  each piece reserves its characters when it arrives, and its segments are
-  fed to the same generator through ``PreparedSynthesis.segment_source``, so
-  one utterance is one history record, one reservation and one continuous
-  encoded stream.
+  each piece reserves its characters when it arrives and hands them to the
+  utterance's run (``SynthesisRun.add_piece``), and its segments are fed to
+  the same generator through ``SynthesisRun.segment_source``, so one
+  utterance is one run: one history record, one reservation and one
+  continuous encoded stream.
 
 Nothing here knows HTTP or WebSockets; ``tts.api.streaming`` and
 ``tts.consumers`` do.
@@ -22,7 +23,6 @@ Nothing here knows HTTP or WebSockets; ``tts.api.streaming`` and
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import queue
 import threading
@@ -34,15 +34,13 @@ from typing import Any, Generic, TypeVar, cast
 from django.conf import settings
 from django.db import connections
 
-from accounts.quota import QuotaExceeded, Reservation, refund_characters, reserve_characters
-from tts.inference.engine import EngineError
-from tts.models import SynthesisRecord
-from tts.text.prepare import TextError, prepare_text
+from accounts.quota import QuotaExceeded, reserve_characters
 from tts.text.segment import Segment
 
-from .engines import get_registry
-from .history import record_finish
-from .synthesis import PreparedSynthesis, SynthesisError, synthesis_iter_bytes, validate_text
+from .synthesis import synthesis_iter_bytes
+from .synthesis_run import SynthesisRun
+from .synthesis_types import SynthesisError
+from .text_input import segments_for, validate_text
 from .timestamps import websocket_alignment
 
 logger = logging.getLogger(__name__)
@@ -61,22 +59,6 @@ class SynthesisCancelled(BaseException):
     """
 
 
-def ensure_engine(prep: PreparedSynthesis) -> None:
-    """Load the engine before any response is started, so that an engine that
-    cannot load is a 503 the client can read, not a stream that breaks off."""
-    if prep.cached is not None and prep.segment_source is None:
-        return  # a cache hit needs no engine
-    try:
-        get_registry().get(prep.spec)
-    except EngineError as exc:
-        prep.admission.release()
-        refund_characters(prep.reservation)
-        record_finish(prep, status=SynthesisRecord.Status.FAILED, sink=None, error_code="engine_unavailable")
-        raise SynthesisError(
-            "The speech engine is not available right now.", code="engine_unavailable", status=503, retry_after=10
-        ) from exc
-
-
 class ThreadedStream(Generic[T]):
     """An async iterator over a sync generator that lives on its own thread.
 
@@ -89,7 +71,7 @@ class ThreadedStream(Generic[T]):
         self,
         make_iter: Callable[[], Iterator[T]],
         *,
-        abandon: Callable[[], None] | None = None,
+        abandon: Callable[[], object] | None = None,
         on_closed: Callable[[], None] | None = None,
         prefetch: bool = True,
         name: str = "tts-stream",
@@ -182,28 +164,12 @@ class ThreadedStream(Generic[T]):
         self.close()
 
 
-def stream_synthesis(prep: PreparedSynthesis) -> ThreadedStream[bytes]:
-    """The encoded audio of ``prep``, segment by segment, for an ASGI response."""
-    return ThreadedStream(
-        lambda: synthesis_iter_bytes(prep), abandon=lambda: abandon_synthesis(prep), name=f"tts-stream-{prep.record.pk}"
-    )
-
-
-def abandon_synthesis(prep: PreparedSynthesis) -> None:
-    """Finish a prepared synthesis that never started: cancelled, everything refunded."""
-    prep.admission.release()
-    refund_characters(prep.reservation)
-    record_finish(prep, status=SynthesisRecord.Status.CANCELLED, sink=None)
+def stream_synthesis(run: SynthesisRun) -> ThreadedStream[bytes]:
+    """The encoded audio of ``run``, segment by segment, for an ASGI response."""
+    return ThreadedStream(lambda: synthesis_iter_bytes(run), abandon=run.cancel, name=f"tts-stream-{run.record.pk}")
 
 
 # --- WebSocket utterances ----------------------------------------------------
-
-
-@dataclass
-class _Piece:
-    text: str
-    segments: list[Segment]
-    reservation: Reservation
 
 
 @dataclass
@@ -244,27 +210,29 @@ _CANCEL = object()
 class LiveUtterance:
     """One utterance whose text arrives while it is being spoken.
 
-    Created from the first piece's ``PreparedSynthesis`` (record and
-    reservation already made). Later pieces are reserved on arrival
-    (:meth:`reserve_piece`, on any thread) and handed to the generator's
-    thread, which merges them into the one reservation and record as it
-    reaches them: everything that touches ``prep`` happens on that thread.
+    Created from the first piece's run (record and reservation already made).
+    Later pieces are reserved on arrival (:meth:`add_text`, on any thread) and
+    handed to the run at once (``SynthesisRun.add_piece``), so the run's finish
+    refunds whatever was reserved and never spoken; their segments are queued
+    for the generator's thread, which speaks them in order.
+
+    While everything received has been spoken and the client has not ended,
+    the utterance is idle and holds neither a concurrency slot nor an engine
+    ticket (``SynthesisRun.idle``); the next piece takes them again
+    (``resume``), or is refused like a new request if the tenant is at its cap.
     """
 
-    def __init__(self, prep: PreparedSynthesis) -> None:
-        self.prep = prep
+    def __init__(self, run: SynthesisRun) -> None:
+        self.run = run
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._cancelled = False
-        self._lock = threading.Lock()
-        self._accepting = True  # until the stream has closed and refunded what it never merged
         self._current: Segment | None = None
-        self._spoken_text = prep.record.text
-        prep.segment_source = self._segments()
+        self._lock = threading.Lock()
+        #: Pieces queued and not yet spoken to their last segment.
+        self._pending = 0
+        run.segment_source = self._segments()
         self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = ThreadedStream(
-            self._chunks,
-            abandon=lambda: abandon_synthesis(prep),
-            on_closed=self._refund_unmerged,
-            name=f"tts-live-{prep.record.pk}",
+            self._chunks, abandon=run.cancel, name=f"tts-live-{run.record.pk}"
         )
 
     @property
@@ -279,28 +247,42 @@ class LiveUtterance:
         Blocking (database): call it from a worker thread. False when there was
         nothing to speak or the utterance is already over (then nothing is spent).
         """
-        piece = self._reserve_piece(text)
-        if piece is None:
+        req = self.run.request
+        validate_text(text, tenant=req.tenant, field=req.text_field)
+        segments = segments_for(
+            text,
+            language=req.language,
+            normalization=req.normalization,
+            field=req.text_field,
+            require_speech=False,
+            drop_blank=True,
+        )
+        if not segments:
             return False
         with self._lock:
-            if self._accepting:
-                self._queue.put(piece)
-                return True
-        refund_characters(piece.reservation)
-        return False
-
-    def _reserve_piece(self, text: str) -> _Piece | None:
-        req = dataclasses.replace(self.prep.request, text=text)
-        validate_text(req)
-        segments = segments_for(req.text, req.language, req.normalization, req.text_field)
-        if not segments:
-            return None
+            self.run.resume()  # a slot and a ticket again, if it was idle
+            self._pending += 1
         try:
             # The utterance already counted as one request when it opened.
             reservation = reserve_characters(tenant=req.tenant, characters=len(text), count_request=False)
         except QuotaExceeded as exc:
-            raise SynthesisError(str(exc), code="quota_exceeded", status=429, retry_after=60) from exc
-        return _Piece(text=text, segments=segments, reservation=reservation)
+            self._piece_done()
+            raise SynthesisError.from_quota(exc) from exc
+        except BaseException:
+            self._piece_done()
+            raise
+        if not self.run.add_piece(text, segments, reservation):
+            return False
+        self._queue.put(segments)
+        return True
+
+    def _piece_done(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def unspoken_characters(self) -> int:
+        """Characters reserved for this utterance and not spoken yet."""
+        return max(0, self.run.characters - self.run.spent_characters())
 
     def end(self) -> None:
         """No more text: speak what is queued, then finish the record."""
@@ -315,84 +297,46 @@ class LiveUtterance:
     # --- the stream's thread ---------------------------------------------
 
     def _segments(self) -> Iterator[Segment]:
-        for segment in list(self.prep.segments):
+        for segment in list(self.run.segments):
             self._check_cancelled()
             self._current = segment
             yield segment
         while True:
+            with self._lock:
+                if self._pending == 0:
+                    self.run.idle()  # all spoken: hold nothing while the client thinks
             item = self._queue.get()
-            if item is _CANCEL or self._cancelled:
-                if isinstance(item, _Piece):
-                    self._queue.put(item)
-                self._check_cancelled()
+            self._check_cancelled()
             if item is _EOS:
                 return
-            self._merge(item)
-            for segment in item.segments:
+            if item is _CANCEL:
+                continue
+            for segment in item:
                 self._check_cancelled()
                 self._current = segment
                 yield segment
+            self._piece_done()
 
     def _check_cancelled(self) -> None:
         if self._cancelled:
-            # Refund what never reached the pipeline before the pipeline finishes
-            # the record, so that a cancelled record means all refunds are done.
-            self._refund_unmerged()
             raise SynthesisCancelled
 
-    def _merge(self, piece: _Piece) -> None:
-        prep = self.prep
-        prep.segments.extend(piece.segments)
-        prep.characters += piece.reservation.characters
-        prep.reservation.characters += piece.reservation.characters
-        if prep.request.enable_logging:
-            self._spoken_text += piece.text
-            prep.record.text = self._spoken_text
-            SynthesisRecord.objects.filter(pk=prep.record.pk).update(text=self._spoken_text)
-
     def _chunks(self) -> Iterator[tuple[bytes, Alignment | None]]:
-        gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(self.prep))
+        run = self.run
+        gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
         seconds_before = 0.0
         try:
             for data in gen:
                 segment = self._current
                 chunk_start = seconds_before
-                seconds = self.prep.audio_seconds - seconds_before
-                seconds_before = self.prep.audio_seconds
+                seconds = run.audio_seconds - seconds_before
+                seconds_before = run.audio_seconds
                 # The engine's phoneme timings when it has them (tts.services.timestamps), else an estimate.
-                pending = self.prep.timeline.take_pending() if self.prep.timeline is not None else None
+                pending = run.timeline.take_pending() if run.timeline is not None else None
                 timed = websocket_alignment(pending, chunk_start)
                 if timed is not None:
                     yield data, Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
                     continue
                 yield data, estimate_alignment(segment.text, seconds) if segment is not None else None
         finally:
-            if self._cancelled:
-                self._refund_unmerged()
             gen.close()
-
-    def _refund_unmerged(self) -> None:
-        with self._lock:
-            self._accepting = False
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(item, _Piece):
-                refund_characters(item.reservation)
-
-
-def segments_for(text: str, language: str | None, normalization: str, text_field: str) -> list[Segment]:
-    """The speakable segments of ``text``; ``SynthesisError`` naming ``text_field`` if it cannot be read."""
-    try:
-        segments = prepare_text(
-            text,
-            language=language,
-            normalization=normalization,  # type: ignore[arg-type]
-            max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS,
-        )
-    except TextError as exc:
-        field_name = text_field if exc.field == "text" else exc.field
-        raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=field_name) from exc
-    return [seg for seg in segments if seg.text.strip()]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 
 from accounts.models import Tenant
+from infra.lookup_cache import LookupCache, lookup_cache
 from tts.models import ModelVersion, Voice
-from ttsplatform.lookup_cache import LookupCache, lookup_cache
 
 # Keyed by tenant: a voice and the version serving it are resolved together, per tenant.
 _voices: LookupCache[tuple[int, str], tuple[Voice, ModelVersion]] = lookup_cache("voices")

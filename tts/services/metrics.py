@@ -1,44 +1,29 @@
-"""Prometheus metrics: what operators graph and alert on, and ``/metrics`` to scrape them.
+"""Prometheus metrics of speech synthesis: syntheses by source and status, latency and
+time-to-first-byte histograms, characters and audio seconds, cache hits and misses,
+syntheses in flight (the engine queue) and the model versions loaded in this process.
 
-Request counts by route and status (429s also count as rate-limit refusals),
-synthesis latency and time-to-first-byte histograms, characters and audio
-seconds, cache hits and misses, syntheses in flight (the engine queue) and
-the model versions loaded in this process.
-
-Metrics live in the process that made them (prometheus-client's default
-registry). daphne serves a site from one process, so that is exact per web
-process; scale out with more pods/containers and let Prometheus sum over its
-targets. It is *not* multiprocess mode: a server that forks workers sharing
-one port (gunicorn with several uvicorn workers) would need
-``PROMETHEUS_MULTIPROC_DIR`` and a ``MultiProcessCollector`` instead.
+Scraped with every other metric of the process at ``/metrics`` (``infra/metrics.py``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
-from django.http import HttpRequest, HttpResponse
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from .logging import loggable_text
+from infra.logging import loggable_text
+from tts.models import SynthesisRecord
 
-if TYPE_CHECKING:
-    from tts.services.synthesis import PreparedSynthesis
+from .admission import engine_admission
+from .engines import get_registry
 
 logger = logging.getLogger("tts.synthesis")
 
 _LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 600.0)
 
-HTTP_REQUESTS = Counter(
-    "tts_http_requests", "HTTP requests answered, by route pattern, method and status.", ["route", "method", "status"]
-)
-RATE_LIMIT_REFUSALS = Counter(
-    "tts_rate_limit_refusals", "Requests refused with 429 (rate limit, concurrency or quota), by route.", ["route"]
-)
 SYNTHESES = Counter("tts_syntheses", "Syntheses finished, by source and status.", ["source", "status"])
 SYNTHESIS_LATENCY = Histogram(
     "tts_synthesis_latency_seconds", "Whole synthesis time, request to last byte.", ["source"], buckets=_LATENCY_BUCKETS
@@ -52,8 +37,6 @@ CACHE_REQUESTS = Counter("tts_cache_requests", "Synthesis cache lookups, by resu
 
 
 def _engine_queue_depth() -> int:
-    from tts.services.admission import engine_admission
-
     return engine_admission.in_flight
 
 
@@ -66,8 +49,6 @@ class _ModelsCollector(Collector):
     """Model versions loaded in this process, read from the engine registry at scrape time."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from tts.services.engines import get_registry
-
         family = GaugeMetricFamily(
             "tts_models_loaded",
             "Model versions loaded in this process (1 = warmed).",
@@ -86,10 +67,9 @@ REGISTRY.register(_models_collector)
 # --- hooks ------------------------------------------------------------------
 
 
-def synthesis_finished(prep: PreparedSynthesis) -> None:
+def synthesis_finished(record: SynthesisRecord, text: str) -> None:
     """Called once the history record holds its final state; never raises."""
     try:
-        record = prep.record
         source = record.source or "unknown"
         SYNTHESES.labels(source, record.status).inc()
         CACHE_REQUESTS.labels("hit" if record.cache_hit else "miss").inc()
@@ -119,37 +99,8 @@ def synthesis_finished(prep: PreparedSynthesis) -> None:
                 "latency_ms": record.latency_ms,
                 "ttfb_ms": record.ttfb_ms,
                 "cache_hit": record.cache_hit,
-                "text": loggable_text(prep.request.text),
+                "text": loggable_text(text),
             },
         )
     except Exception:
         logger.exception("could not record metrics for a synthesis")
-
-
-# --- HTTP -------------------------------------------------------------------
-
-
-class RequestMetricsMiddleware:
-    """Counts every response by its URL pattern (not the raw path: ids would explode the label set)."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        match = getattr(request, "resolver_match", None)
-        route = "/" + match.route if match is not None and match.route else "unmatched"
-        HTTP_REQUESTS.labels(route, request.method or "", str(response.status_code)).inc()
-        if response.status_code == 429:
-            RATE_LIMIT_REFUSALS.labels(route).inc()
-        return response
-
-
-def metrics_view(request: HttpRequest) -> HttpResponse:
-    """Prometheus text format; behind ``METRICS_TOKEN`` and/or ``OPS_ALLOWED_NETWORKS`` when set."""
-    from .ops_access import ops_access_refusal
-
-    refusal = ops_access_refusal(request, route="metrics")
-    if refusal is not None:
-        return refusal
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

@@ -18,7 +18,10 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from infra.metrics import metrics_view
+from infra.ops_access import ops_access_refusal
 from tts.services.model_lifecycle import get_lifecycle
+from tts.services.shutdown import draining
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -57,11 +60,11 @@ def _check_cache() -> str:
 
 
 def readyz(request: HttpRequest) -> HttpResponse:
-    from .ops_access import ops_access_refusal
-
     refusal = ops_access_refusal(request, route="readyz")
     if refusal is not None:
         return refusal
+    if draining.is_set():
+        return _unavailable("shutting down")
     for check in (_check_database, _check_cache):
         reason = check()
         if reason:
@@ -94,14 +97,8 @@ class ProbeMiddleware:
         return self.get_response(request)
 
 
-def _metrics(request: HttpRequest) -> HttpResponse:
-    from .metrics import metrics_view
-
-    return metrics_view(request)
-
-
 _PROBES: dict[str, Callable[[HttpRequest], HttpResponse]] = {
     "/healthz": healthz,
     "/readyz": readyz,
-    "/metrics": _metrics,
+    "/metrics": metrics_view,
 }

@@ -1,0 +1,288 @@
+"""One owner ends every synthesis once (tts/services/synthesis_run.py).
+
+For each entry point (whole file, the HTTP stream that chunked and SSE responses
+read, a WebSocket utterance, a job) three ways to end badly: the client goes
+away mid-stream, the engine fails mid-stream, something fails right after the
+reservation. Each time: the quota is refunded exactly once (and by the right
+amount), the record is finished exactly once, and no concurrency slot or
+engine ticket is left held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from accounts import ratelimit
+from accounts.models import Usage
+from tests.fixtures import TenantCtx
+from tts.audio.formats import parse_elevenlabs_format
+from tts.inference.engine import EngineError
+from tts.inference.piper_onnx import PiperOnnxEngine
+from tts.models import Job, SynthesisRecord, Voice
+from tts.services import synthesis_run
+from tts.services.admission import engine_admission
+from tts.services.engines import get_registry
+from tts.services.job_runner import job_run
+from tts.services.jobs import JobRequest, job_submit
+from tts.services.streaming import LiveUtterance, stream_synthesis
+from tts.services.synthesis import SynthesisError, SynthesisRequest, SynthesisRun, synthesis_create, synthesis_prepare
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SENTENCES = [
+    "The harbour was quiet that morning.",
+    "Gulls argued over scraps near the market.",
+    "Nobody remembered a winter as long as this one.",
+    "She folded the letter twice and walked to the pier.",
+]
+TEXT = " ".join(SENTENCES)
+
+
+class Ledger:
+    """Counts refunds per reservation and record writes per record."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.refunds: Counter[int] = Counter()
+        self.writes: Counter[str] = Counter()
+        refund = synthesis_run.refund_characters
+        write = SynthesisRun._write_record
+
+        def counting_refund(reservation: Any, characters: int | None = None) -> None:
+            if (characters is None or characters > 0) and not reservation.settled:
+                self.refunds[id(reservation)] += 1
+            refund(reservation, characters)
+
+        def counting_write(run: SynthesisRun, *args: Any, **kwargs: Any) -> None:
+            self.writes[str(run.record.pk)] += 1
+            write(run, *args, **kwargs)
+
+        monkeypatch.setattr(synthesis_run, "refund_characters", counting_refund)
+        monkeypatch.setattr(SynthesisRun, "_write_record", counting_write)
+
+    def check(self, tenant: TenantCtx, record_pk: object, *, status: str, max_refunds: int = 1) -> SynthesisRecord:
+        record = SynthesisRecord.objects.get(pk=record_pk)
+        assert record.status == status
+        assert self.writes[str(record_pk)] == 1, self.writes
+        assert all(n <= max_refunds for n in self.refunds.values()), self.refunds
+        usage = Usage.objects.get(tenant=tenant.tenant)
+        # What is billed is exactly what the record says it cost: one refund, never two.
+        assert usage.characters == record.characters
+        assert engine_admission.in_flight == 0
+        assert sum(len(held) for held in ratelimit._local_slots._held.values()) == 0
+        return record
+
+
+@pytest.fixture
+def ledger(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Ledger:
+    settings.REDIS_URL = ""  # slots counted in this process, where the test can see them
+    settings.TTS_AUDIO_CACHE_ENABLED = False
+    return Ledger(monkeypatch)
+
+
+def failing_engine_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
+    """The engine works ``calls`` times, then fails (retryable: the job tests need that too)."""
+    original = PiperOnnxEngine.synthesize_ids
+    seen = {"n": 0}
+
+    def flaky(self: PiperOnnxEngine, *args: Any, **kwargs: Any) -> Any:
+        seen["n"] += 1
+        if seen["n"] > calls:
+            raise EngineError("boom", retryable=False)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(PiperOnnxEngine, "synthesize_ids", flaky)
+    monkeypatch.setattr(PiperOnnxEngine, "concurrency", 1, raising=False)
+
+
+def engine_cannot_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise EngineError("cannot load", retryable=False)
+
+    monkeypatch.setattr(type(get_registry()), "get", broken)
+
+
+def req(ctx: TenantCtx, text: str = TEXT, source: str = "elevenlabs_stream") -> SynthesisRequest:
+    return SynthesisRequest(
+        tenant=ctx.tenant,
+        voice_id="joe",
+        text=text,
+        output_format=parse_elevenlabs_format("pcm_16000"),
+        source=source,
+    )
+
+
+# --- whole file -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["engine_mid_stream", "after_reservation"])
+def test_whole_file(tenant_a: TenantCtx, joe: Voice, ledger: Ledger, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    if how == "engine_mid_stream":
+        failing_engine_after(monkeypatch, 2)
+    else:
+        engine_cannot_load(monkeypatch)
+    with pytest.raises(SynthesisError):
+        synthesis_create(req(tenant_a, source="elevenlabs"))
+    record = ledger.check(tenant_a, SynthesisRecord.objects.get().pk, status="failed")
+    assert record.characters == 0  # nothing was delivered, nothing is billed
+
+
+def test_whole_file_client_gone(tenant_a: TenantCtx, joe: Voice, ledger: Ledger) -> None:
+    """A whole-file request's client cannot leave mid-stream; a cancelled run before its start refunds all."""
+    run = synthesis_prepare(req(tenant_a, source="elevenlabs"), whole=True)
+    run.cancel()
+    run.cancel()
+    assert ledger.check(tenant_a, run.record.pk, status="cancelled").characters == 0
+
+
+# --- HTTP streams (chunked and SSE read the same stream) ------------------------
+
+
+async def _read(stream: Any, limit: int | None) -> list[bytes]:
+    out = []
+    try:
+        async for chunk in stream:
+            out.append(chunk)
+            if limit is not None and len(out) >= limit:
+                stream.close()
+                break
+    except SynthesisError:
+        pass
+    return out
+
+
+@pytest.mark.parametrize("how", ["client_gone", "engine_mid_stream", "after_reservation"])
+def test_http_stream(
+    tenant_a: TenantCtx, joe: Voice, ledger: Ledger, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    if how == "engine_mid_stream":
+        failing_engine_after(monkeypatch, 1)
+    if how == "after_reservation":
+        engine_cannot_load(monkeypatch)
+    run = synthesis_prepare(req(tenant_a))
+    stream = stream_synthesis(run)
+    chunks = asyncio.run(_read(stream, 1 if how == "client_gone" else None))
+    assert stream.finished.wait(60)
+    status = "cancelled" if how == "client_gone" else "failed"
+    record = ledger.check(tenant_a, run.record.pk, status=status)
+    if how == "after_reservation":
+        assert chunks == [] and record.characters == 0
+    else:
+        assert len(chunks) >= 1 and 0 < record.characters < len(TEXT)
+
+
+def test_http_stream_closed_before_it_began(tenant_a: TenantCtx, joe: Voice, ledger: Ledger) -> None:
+    run = synthesis_prepare(req(tenant_a))
+    stream = stream_synthesis(run)
+    stream.close()
+    assert stream.finished.wait(30)
+    assert ledger.check(tenant_a, run.record.pk, status="cancelled").characters == 0
+
+
+# --- a WebSocket utterance -------------------------------------------------------
+
+
+def _utterance(tenant: TenantCtx) -> LiveUtterance:
+    run = synthesis_prepare(req(tenant, SENTENCES[0], source="websocket"))
+    return LiveUtterance(run)
+
+
+@pytest.mark.parametrize("how", ["client_gone", "engine_mid_stream", "after_reservation"])
+def test_websocket_utterance(
+    tenant_a: TenantCtx, joe: Voice, ledger: Ledger, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    if how == "engine_mid_stream":
+        failing_engine_after(monkeypatch, 1)
+    if how == "after_reservation":
+        engine_cannot_load(monkeypatch)
+    utterance = _utterance(tenant_a)
+    for sentence in SENTENCES[1:]:
+        assert utterance.add_text(" " + sentence)
+    if how != "client_gone":
+        utterance.end()
+
+    async def pump() -> list[Any]:
+        out = []
+        try:
+            async for item in utterance.stream:
+                out.append(item)
+                if how == "client_gone":
+                    utterance.cancel()
+                    break
+        except SynthesisError:
+            pass
+        return out
+
+    chunks = asyncio.run(pump())
+    assert utterance.stream.finished.wait(60)
+    # A piece that arrives after the end is refunded by the run, never billed.
+    assert not utterance.add_text(" Too late.")
+    status = "cancelled" if how == "client_gone" else "failed"
+    record = ledger.check(tenant_a, utterance.run.record.pk, status=status)
+    if how == "after_reservation":
+        assert chunks == [] and record.characters == 0
+    else:
+        assert len(chunks) >= 1 and 0 < record.characters < len(TEXT)
+
+
+# --- a job -----------------------------------------------------------------------
+
+
+def _job(tenant: TenantCtx, monkeypatch: pytest.MonkeyPatch) -> Job:
+    monkeypatch.setattr("tts.services.jobs.job_dispatch", lambda job_id: None)
+    monkeypatch.setattr("tts.services.job_runner.job_dispatch", lambda job_id: None)
+    monkeypatch.setattr("django.conf.settings.TTS_JOB_CHUNK_CHARS", 40)
+    request = JobRequest(tenant=tenant.tenant, voice_id="joe", output_format=parse_elevenlabs_format("mp3_44100_128"))
+    request.text = TEXT
+    job = job_submit(request)
+    assert job.total_chunks >= 3
+    return job
+
+
+@pytest.mark.parametrize("how", ["client_gone", "engine_mid_stream", "after_reservation"])
+def test_job(tenant_a: TenantCtx, joe: Voice, ledger: Ledger, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    job = _job(tenant_a, monkeypatch)
+    record_pk = job.history_item_id
+    assert SynthesisRecord.objects.get(pk=record_pk).status == "pending"  # written with its reservation
+    if how == "engine_mid_stream":
+        failing_engine_after(monkeypatch, 1)
+    if how == "after_reservation":
+        engine_cannot_load(monkeypatch)
+    if how == "client_gone":
+        # The tenant cancels while the second chunk is being synthesized.
+        original = PiperOnnxEngine.synthesize_ids
+        calls = {"n": 0}
+
+        def cancel_then_synthesize(self: PiperOnnxEngine, *args: Any, **kwargs: Any) -> Any:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(PiperOnnxEngine, "synthesize_ids", cancel_then_synthesize)
+    outcome = job_run(job.pk)
+    assert outcome == ("cancelled" if how == "client_gone" else "failed")
+    status = "cancelled" if how == "client_gone" else "failed"
+    record = ledger.check(tenant_a, record_pk, status=status)
+    job.refresh_from_db()
+    assert job.characters_charged == record.characters
+    if how == "after_reservation":
+        assert record.characters == 0
+    else:
+        assert 0 < record.characters < len(TEXT)
+    # A second finish (a redelivered task, the reaper) changes nothing.
+    assert job_run(job.pk) == "skipped"
+    ledger.check(tenant_a, record_pk, status=status)
+
+
+def test_runs_without_a_failure_bill_everything_once(
+    tenant_a: TenantCtx, joe: Voice, ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    job = _job(tenant_a, monkeypatch)
+    assert job_run(job.pk) == "succeeded"
+    record = ledger.check(tenant_a, job.history_item_id, status="success", max_refunds=0)
+    assert record.characters == len(TEXT) and record.duration_s > 1.0
+    assert not ledger.refunds

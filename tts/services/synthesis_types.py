@@ -1,0 +1,83 @@
+"""What a synthesis is asked, what it answers, and how it refuses: the request,
+result and error types every entry point and service shares.
+
+A leaf of ``tts.services``: it imports no other service module, so anything
+may import it without making a circle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from accounts.models import ApiKey, Tenant
+from accounts.quota import QuotaExceeded, seconds_until_next_period
+from accounts.ratelimit import LimitExceeded
+from tts.audio.formats import OutputFormat
+from tts.models import SynthesisRecord
+
+
+class SynthesisError(Exception):
+    """A request the pipeline refuses or could not complete.
+
+    Carries what both API dialects (and the WebSocket protocol) need: HTTP
+    ``status``, a short ``code``, the request ``field`` at fault (if any) and
+    ``retry_after`` seconds for 429/503.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str,
+        status: int,
+        field: str | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.field = field
+        self.retry_after = retry_after
+
+    @classmethod
+    def from_quota(cls, exc: QuotaExceeded) -> SynthesisError:
+        """The one translation of a quota refusal: 429, retry when the period resets."""
+        return cls(str(exc), code="quota_exceeded", status=429, retry_after=seconds_until_next_period())
+
+    @classmethod
+    def from_limit(cls, exc: LimitExceeded) -> SynthesisError:
+        """A rate limit, concurrency cap or busy engine, as it refused."""
+        return cls(exc.message, code=exc.code, status=exc.status, retry_after=exc.retry_after)
+
+
+@dataclass
+class SynthesisRequest:
+    tenant: Tenant
+    voice_id: str
+    text: str
+    output_format: OutputFormat
+    source: str
+    api_key: ApiKey | None = None
+    model_id: str | None = None
+    speed: float = 1.0
+    language: str | None = None
+    enable_logging: bool = True
+    normalization: str = "auto"
+    request_id: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    text_field: str = "text"
+    voice_field: str = "voice_id"
+    model_field: str = "model_id"
+    #: The caller asked for character timestamps: the history item keeps them (captions).
+    timestamps: bool = False
+
+
+@dataclass
+class SynthesisResult:
+    audio: bytes
+    record: SynthesisRecord
+    output_format: OutputFormat
+    #: ``{"alignment": ..., "normalized_alignment": ...}`` (``None`` on a cache hit whose timings were evicted).
+    alignment: dict[str, Any] | None = None
