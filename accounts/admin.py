@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 
 from .keys import api_key_create, api_key_revoke
 from .models import ApiKey, Membership, Plan, Tenant, Usage
@@ -85,7 +88,25 @@ class ApiKeyAdmin(admin.ModelAdmin):
         obj.pk = issued.api_key.pk
         obj.prefix = issued.api_key.prefix
         obj.secret_hash = issued.api_key.secret_hash
-        messages.warning(request, f"New API key (shown only now, copy it): {issued.raw_key}")
+        # Shown in this response only: a message would travel in the messages cookie
+        # (signed, not encrypted) or sit in the session store.
+        request._new_api_key = issued.raw_key  # type: ignore[attr-defined]
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        raw_key = getattr(request, "_new_api_key", None)
+        if raw_key is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "api_key": obj,
+            "raw_key": raw_key,
+            "change_url": reverse("admin:accounts_apikey_change", args=[obj.pk]),
+            "list_url": reverse("admin:accounts_apikey_changelist"),
+            "opts": self.opts,
+        }
+        response = TemplateResponse(request, "admin/accounts/apikey/created.html", context)
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:

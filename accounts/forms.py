@@ -53,7 +53,8 @@ class ApiKeyRenameForm(forms.Form):
 
 
 class TenantSwitchForm(forms.Form):
-    tenant_id = forms.IntegerField(label="Tenant", min_value=1)
+    # The largest primary key the database holds: a bigger number was a 500 (integer overflow).
+    tenant_id = forms.IntegerField(label="Tenant", min_value=1, max_value=2**63 - 1)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

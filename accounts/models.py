@@ -18,6 +18,8 @@ class Plan(models.Model):
     max_concurrent_streams = models.PositiveIntegerField(default=4)
     max_characters_per_request = models.PositiveIntegerField(default=5_000)
     job_max_characters = models.PositiveIntegerField(default=500_000)
+    # Jobs of one tenant running at the same time; the rest wait, oldest first (tts/services/job_slots.py).
+    max_running_jobs = models.PositiveIntegerField(default=2)
     history_retention_days = models.PositiveIntegerField(default=30)
 
     def __str__(self) -> str:

@@ -17,7 +17,6 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
-from django.http.request import validate_host
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
@@ -105,16 +104,59 @@ def dashboard_context(request: TenantRequest, **extra: Any) -> dict[str, Any]:
     }
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin_parts(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an origin such as ``https://example.com:8443``; None if it is not one."""
+    try:
+        parsed = urlparse(url)
+        port = parsed.port
+    except ValueError:
+        return None
+    scheme = (parsed.scheme or "").lower()
+    if scheme not in _DEFAULT_PORTS or not parsed.hostname:
+        return None
+    return scheme, parsed.hostname.lower(), port or _DEFAULT_PORTS[scheme]
+
+
+def _own_origin(scope: dict[str, Any], headers: dict[bytes, bytes]) -> tuple[str, str, int] | None:
+    """The origin of the dashboard page that may open this socket: the socket's own host and port,
+    https when it came over TLS (``wss``, or a TLS proxy named by ``SECURE_PROXY_SSL_HEADER``)."""
+    secure = scope.get("scheme") == "wss"
+    proxy = settings.SECURE_PROXY_SSL_HEADER
+    if proxy is not None:
+        header = proxy[0].removeprefix("HTTP_").lower().replace("_", "-").encode("latin-1")
+        secure = secure or headers.get(header, b"").decode("latin-1").split(",")[0].strip() == proxy[1]
+    host = headers.get(b"host", b"").decode("latin-1")
+    if not host:
+        return None
+    return _origin_parts(f"{'https' if secure else 'http'}://{host}")
+
+
+def _trusted(origin: tuple[str, str, int], entry: str) -> bool:
+    """Whether ``origin`` matches one ``CSRF_TRUSTED_ORIGINS`` entry (``https://*.example.com`` allowed)."""
+    wildcard = "://*." in entry
+    parts = _origin_parts(entry.replace("://*.", "://", 1))
+    if parts is None:
+        return False
+    scheme, host, port = parts
+    if (origin[0], origin[2]) != (scheme, port):
+        return False
+    return origin[1] == host or (wildcard and origin[1].endswith("." + host))
+
+
 def _same_origin(scope: dict[str, Any]) -> bool:
     # Cookies ride along on cross-site WebSockets too: a session only counts
-    # when the page that opened the socket is one of ours.
+    # when the page that opened the socket is one of ours. Scheme, host and
+    # port all count: another port on the same host is another site.
     headers = dict(scope.get("headers") or [])
-    origin = headers.get(b"origin", b"").decode("latin-1")
-    if not origin:
+    origin = _origin_parts(headers.get(b"origin", b"").decode("latin-1"))
+    if origin is None:
         return False
-    parsed = urlparse(origin)
-    host = headers.get(b"host", b"").decode("latin-1")
-    return parsed.netloc == host or validate_host(parsed.hostname or "", settings.ALLOWED_HOSTS)
+    if origin == _own_origin(scope, headers):
+        return True
+    return any(_trusted(origin, entry) for entry in settings.CSRF_TRUSTED_ORIGINS)
 
 
 def websocket_session_tenant(scope: dict[str, Any]) -> Tenant | None:

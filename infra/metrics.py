@@ -14,12 +14,12 @@ one port (gunicorn with several uvicorn workers) would need
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, generate_latest
+
+from .ops_access import ops_access_refusal
 
 HTTP_REQUESTS = Counter(
     "tts_http_requests", "HTTP requests answered, by route pattern, method and status.", ["route", "method", "status"]
@@ -47,10 +47,8 @@ class RequestMetricsMiddleware:
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """Prometheus text format; behind a bearer token when ``METRICS_TOKEN`` is set."""
-    token = settings.METRICS_TOKEN
-    if token:
-        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            return HttpResponse("metrics need a bearer token\n", status=401, content_type="text/plain")
+    """Prometheus text format; behind ``METRICS_TOKEN`` and/or ``OPS_ALLOWED_NETWORKS`` when set."""
+    refusal = ops_access_refusal(request, route="metrics")
+    if refusal is not None:
+        return refusal
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

@@ -54,8 +54,10 @@ class HistoryFilterForm(forms.Form):
         """[from 00:00, the day after 'to' 00:00) in UTC, so 'to' includes its whole day."""
         start, end = self.cleaned_data.get("date_from"), self.cleaned_data.get("date_to")
         after = dt.datetime.combine(start, dt.time.min, tzinfo=dt.UTC) if start else None
-        before = dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC) if end else None
-        return after, before
+        # 'To' on the last day a date can hold has no day after it: no upper bound then (a 500 before).
+        if end is None or end >= dt.date.max:
+            return after, None
+        return after, dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, tzinfo=dt.UTC)
 
 
 class JobSubmitForm(forms.Form):

@@ -9,6 +9,12 @@ from ttsplatform.handler import get_http_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ttsplatform.settings")
 django_asgi_app = get_http_application()
 
+from ttsplatform.body_limit import BodyLimitASGI, install_daphne_bound  # noqa: E402
+
+# daphne imports this module before it listens: from here on its requests refuse
+# oversized bodies while they arrive (docs/limits.md).
+install_daphne_bound()
+
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
@@ -20,7 +26,7 @@ from ttsplatform.shutdown import install_graceful_shutdown  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": BodyLimitASGI(django_asgi_app),
         # Sessions too, for the dashboard's playground; API keys are checked by the consumer.
         # A request id per connection: logs, the handshake's X-Request-ID, history.
         "websocket": WebSocketRequestIdMiddleware(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),

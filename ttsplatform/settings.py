@@ -42,11 +42,14 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    "axes",
     "accounts",
     "tts",
 ]
 
 MIDDLEWARE = [
+    # 413 for an oversized Content-Length before anything else runs (docs/limits.md).
+    "ttsplatform.body_limit.BodyLimitMiddleware",
     "tts.api.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves static/ (the dashboard's CSS, JS and vendored chart library) from daphne itself.
@@ -59,6 +62,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Failed-login throttling; last, as django-axes asks.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "ttsplatform.urls"
@@ -159,6 +164,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # Refuses a username or an address with too many failed logins before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Failed logins (dashboard and admin) per username and per client address (django-axes, docs/limits.md).
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+# Proxies in front of the app whose X-Forwarded-For is trusted for the client address; 0 = none.
+LOGIN_TRUSTED_PROXIES = env_int("LOGIN_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = LOGIN_LOCKOUT_MINUTES / 60  # hours
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
+AXES_CLIENT_IP_CALLABLE = "accounts.login_throttle.client_ip"
+AXES_VERBOSE = False
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
@@ -208,7 +230,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.authentication.HasApiKey"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["tts.api.parsers.BoundedJSONParser"],
     "EXCEPTION_HANDLER": "tts.api.errors.exception_handler",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "tts.api.negotiation.JsonAlwaysNegotiation",
     "UNAUTHENTICATED_USER": None,
@@ -269,10 +291,26 @@ TTS_MODEL_LIFECYCLE = env_bool("TTS_MODEL_LIFECYCLE", True)
 TTS_MODEL_POLL_SECONDS = env_int("TTS_MODEL_POLL_SECONDS", 2, minimum=1, maximum=300)
 # Versions unused this long are unloaded (preloaded ones never); 0 keeps everything loaded.
 TTS_MODEL_IDLE_UNLOAD_SECONDS = env_int("TTS_MODEL_IDLE_UNLOAD_SECONDS", 3600, minimum=0)
-# When set, /metrics wants "Authorization: Bearer <token>".
+# When set, /metrics wants "Authorization: Bearer <token>" (infra/ops_access.py), and so
+# does /readyz with READYZ_NEEDS_TOKEN. OPS_ALLOWED_NETWORKS (addresses/CIDRs) let those peers in
+# without it. Both unset: open.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+READYZ_NEEDS_TOKEN = env_bool("READYZ_NEEDS_TOKEN", False)
+OPS_ALLOWED_NETWORKS = env_list("OPS_ALLOWED_NETWORKS", [])
 
 # --- audio cache, rate limits, admission (docs/limits.md) ------------------
+
+# Request bodies past these sizes get 413 before they are read (ttsplatform/body_limit.py);
+# job routes take long texts. 0 = no bound.
+TTS_MAX_BODY_BYTES = env_int("TTS_MAX_BODY_BYTES", 1024 * 1024, minimum=0)
+TTS_JOB_MAX_BODY_BYTES = env_int("TTS_JOB_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=0)
+# Django's own bound on a body read whole (2.5 MB by default, an HTML 400) would cut under
+# ours on the job routes: ours are the bound (0 = none: Django's check off too).
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(TTS_MAX_BODY_BYTES, TTS_JOB_MAX_BODY_BYTES) or None
+# POST /v1/history/download: the most bytes of stored audio one zip may hold (413 past it). 0 = no bound.
+TTS_HISTORY_DOWNLOAD_MAX_BYTES = env_int("TTS_HISTORY_DOWNLOAD_MAX_BYTES", 256 * 1024 * 1024, minimum=0)
+# JSON bodies nested deeper than this get 400 (tts/api/parsers.py).
+TTS_MAX_JSON_DEPTH = env_int("TTS_MAX_JSON_DEPTH", 32, minimum=2, maximum=500)
 
 # Prefix of every Redis key the cache and the limits write (one per deployment sharing a Redis).
 TTS_REDIS_KEY_PREFIX = env_str("TTS_REDIS_KEY_PREFIX", "tts")

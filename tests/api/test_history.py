@@ -72,7 +72,7 @@ def test_it_returns_deletes_and_downloads_real_audio(tenant_a: TenantCtx, joe: V
 
     archive = client.post("/v1/history/download", {"history_item_ids": ids}, format="json")
     assert archive["Content-Type"] == "application/zip"
-    with zipfile.ZipFile(io.BytesIO(archive.content)) as zf:
+    with zipfile.ZipFile(io.BytesIO(b"".join(archive.streaming_content))) as zf:
         assert sorted(zf.namelist()) == sorted(f"{i}.mp3" for i in ids)
 
     assert client.delete(f"/v1/history/{ids[0]}").json() == {"status": "ok"}

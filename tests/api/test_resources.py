@@ -24,6 +24,27 @@ def test_it_lists_active_models_only(tenant_a: TenantCtx, joe: Voice) -> None:
     assert models[0]["maximum_text_length_per_request"] == 5000
 
 
+def test_it_lists_only_models_whose_voices_the_tenant_may_use(
+    tenant_a: TenantCtx, tenant_b: TenantCtx, joe: Voice, django_assert_max_num_queries
+) -> None:
+    def private_model(model_id: str, owner: TenantCtx) -> None:
+        ModelVersion.objects.create(model_id=model_id, version="1", model_path="x", config_path="y", sha256="0",
+                                    sample_rate=22050, status=ModelVersion.Status.ACTIVE)
+        Voice.objects.create(voice_id=f"{model_id}-voice", name=model_id, language="en", model_id=model_id,
+                             tenant=owner.tenant)
+
+    private_model("alpha-secret-model", tenant_a)
+    private_model("beta-secret-model", tenant_b)
+    # Active, but no voice at all uses it: nobody can speak with it.
+    ModelVersion.objects.create(model_id="orphan-model", version="1", model_path="x", config_path="y", sha256="0",
+                                sample_rate=22050, status=ModelVersion.Status.ACTIVE)
+    with django_assert_max_num_queries(4):
+        seen_a = [m["model_id"] for m in tenant_a.client().get("/v1/models").json()]
+    seen_b = [m["model_id"] for m in tenant_b.client().get("/v1/models").json()]
+    assert seen_a == ["alpha-secret-model", "en_US-joe-medium"]
+    assert seen_b == ["beta-secret-model", "en_US-joe-medium"]
+
+
 def test_it_reports_the_subscription(tenant_a: TenantCtx, joe: Voice) -> None:
     tenant_a.client().post("/v1/text-to-speech/joe", {"text": "Count me."}, format="json")
     sub = tenant_a.client().get("/v1/user/subscription").json()

@@ -89,3 +89,32 @@ def test_it_wants_the_token_when_one_is_set() -> None:
     assert Client().get("/metrics").status_code == 401
     assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
     assert "tts_http_requests_total" in {name for name, _ in scrape(HTTP_AUTHORIZATION="Bearer scrape-secret")}
+
+
+@pytest.mark.django_db
+@override_settings(OPS_ALLOWED_NETWORKS=["10.1.0.0/16", "192.0.2.7"], METRICS_TOKEN="")
+def test_an_address_list_limits_metrics_and_readyz() -> None:
+    for path in ("/metrics", "/readyz"):
+        assert Client(REMOTE_ADDR="10.1.2.3").get(path).status_code == 200
+        assert Client(REMOTE_ADDR="192.0.2.7").get(path).status_code == 200
+        refused = Client(REMOTE_ADDR="203.0.113.9").get(path)
+        assert refused.status_code == 403 and b"not served to this address" in refused.content
+    # Liveness stays open: it tells nothing.
+    assert Client(REMOTE_ADDR="203.0.113.9").get("/healthz").status_code == 200
+
+
+@pytest.mark.django_db
+@override_settings(OPS_ALLOWED_NETWORKS=["10.1.0.0/16"], METRICS_TOKEN="scrape-secret", READYZ_NEEDS_TOKEN=True)
+def test_the_token_or_the_address_list_lets_in() -> None:
+    outside = Client(REMOTE_ADDR="203.0.113.9")
+    for path in ("/metrics", "/readyz"):
+        assert outside.get(path).status_code == 401
+        assert outside.get(path, HTTP_AUTHORIZATION="Bearer scrape-secret").status_code == 200
+        assert Client(REMOTE_ADDR="10.1.0.1").get(path).status_code == 200
+
+
+@pytest.mark.django_db
+@override_settings(METRICS_TOKEN="scrape-secret")
+def test_readyz_stays_open_to_probes_unless_asked() -> None:
+    assert Client().get("/readyz").status_code == 200
+    assert Client().get("/metrics").status_code == 401

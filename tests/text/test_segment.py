@@ -194,3 +194,43 @@ def test_it_points_offsets_at_the_original_text() -> None:
 def test_it_rejects_a_maximum_below_one() -> None:
     with pytest.raises(ValueError):
         split_long("abc", 0)
+
+
+# --- phoneme blocks longer than the maximum ------------------------------------------------
+
+PHONEME_WORDS = ["hɛˈloʊ", "ˈwɜːld", "ðə", "ˈkwɪk", "bɹaʊn", "fɑks"]
+
+
+def _block(n_words: int) -> str:
+    return "[[ " + " ".join(PHONEME_WORDS[i % len(PHONEME_WORDS)] for i in range(n_words)) + " ]]"
+
+
+@pytest.mark.parametrize("max_chars", [20, 60, 400])
+def test_a_phoneme_block_longer_than_the_maximum_is_cut_into_blocks_that_fit(max_chars: int) -> None:
+    block = _block(900)  # about 5,000 characters, as one hostile request sent
+    assert len(block) > 4900
+    segments = segment_text(f"Before. {block} After.", max_chars=max_chars)
+    assert all(len(s.text) <= max_chars for s in segments), max(len(s.text) for s in segments)
+    inner = [s.text for s in segments if s.text.startswith("[[")]
+    # Every piece is whole blocks: brackets balanced, never read aloud.
+    for text in inner:
+        assert text.count("[[") == text.count("]]") >= 1
+        assert text.endswith("]]")
+    # Nothing lost, nothing reordered.
+    words = [w for text in inner for w in text.replace("[[", " ").replace("]]", " ").split()]
+    assert words == block[2:-2].split()
+    assert segments[0].text == "Before." and segments[-1].text == "After."
+
+
+def test_a_phoneme_word_longer_than_a_block_is_cut_between_characters() -> None:
+    block = "[[ " + "ə̃" * 100 + " ]]"
+    segments = segment_text(block, max_chars=20)
+    assert all(len(s.text) <= 20 for s in segments)
+    joined = "".join(s.text.replace("[[", "").replace("]]", "").replace(" ", "") for s in segments)
+    assert joined == "ə̃" * 100
+    # A combining mark never starts a piece (it stays with its letter).
+    assert all(not s.text[3].startswith("\u0303") for s in segments)
+
+
+def test_a_phoneme_block_that_fits_stays_one_block() -> None:
+    assert [s.text for s in segment_text("Say [[ ˈhɛ.loʊ ]] now.", max_chars=400)] == ["Say [[ ˈhɛ.loʊ ]] now."]

@@ -181,7 +181,7 @@ def test_it_handles_random_documents(body: list[str]) -> None:
         assert "<" not in segment.text  # markup is never read out
         assert segment.text.strip()
         assert 0.25 <= segment.rate <= 4.0
-        assert len(segment.text) <= 400 or "[[" in segment.text
+        assert len(segment.text) <= 400  # phoneme blocks included
     # Same input, same segments: streaming and non-streaming paths agree.
     assert prepare_text(document) == segments
 

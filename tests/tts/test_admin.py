@@ -52,14 +52,19 @@ def test_it_creates_keys_through_the_service(admin_client: Client, tenant_a: Ten
     response = admin_client.post(
         "/admin/accounts/apikey/add/",
         {"tenant": tenant_a.tenant.pk, "name": "from admin", "scopes": '["tts"]'},
-        follow=True,
     )
+    # The secret is in this page, not in a redirect's messages cookie or the session.
     assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
     key = ApiKey.objects.get(name="from admin")
-    shown = [str(m) for m in response.context["messages"]]
-    raw = next(m.split(": ", 1)[1] for m in shown if "shown only now" in m)
+    raw = response.context["raw_key"]
+    assert raw in response.content.decode()
     assert raw.startswith(f"tts_{key.prefix}_") and len(key.secret_hash) == 64
+    assert all(raw not in morsel.value for morsel in response.cookies.values())
+    assert all(raw not in morsel.value for morsel in admin_client.cookies.values())
+    assert raw not in str(dict(admin_client.session))
     assert raw not in admin_client.get(f"/admin/accounts/apikey/{key.pk}/change/").content.decode()
+    assert raw not in admin_client.get("/admin/accounts/apikey/").content.decode()
 
 
 def test_it_activates_a_version(admin_client: Client, joe: Voice) -> None:

@@ -75,3 +75,30 @@ def test_setup_demo_is_idempotent(capsys: pytest.CaptureFixture[str]) -> None:
     assert "curl" not in second
     assert Tenant.objects.count() == 1 and ApiKey.objects.count() == 1
     assert counts() == (2, 6)  # joe, and Kokoro with its five Japanese voices
+
+
+@pytest.mark.django_db
+def test_setup_demo_gives_a_random_password_outside_development(capsys: pytest.CaptureFixture[str]) -> None:
+    from django.contrib.auth import get_user_model
+
+    call_command("setup_demo")  # tests run with DEBUG off, as production does
+    out = capsys.readouterr().out
+    user = get_user_model().objects.get(username="demo")
+    assert not user.check_password("demo-password")
+    line = next(line for line in out.splitlines() if line.strip().startswith("demo / "))
+    password = line.strip().removeprefix("demo / ")
+    assert len(password) >= 12 and user.check_password(password)
+    call_command("setup_demo")
+    assert password not in capsys.readouterr().out  # printed once
+
+
+@pytest.mark.django_db
+def test_setup_demo_keeps_the_known_password_in_development(
+    capsys: pytest.CaptureFixture[str], settings: object
+) -> None:
+    from django.contrib.auth import get_user_model
+
+    settings.DEBUG = True  # type: ignore[attr-defined]
+    call_command("setup_demo")
+    assert "demo / demo-password (development only)" in capsys.readouterr().out
+    assert get_user_model().objects.get(username="demo").check_password("demo-password")

@@ -22,6 +22,7 @@ from tts.models import SynthesisRecord
 from tts.services.synthesis import SynthesisRequest, synthesis_create
 from tts.services.text_input import output_format_for
 
+from .fields import StrictCharField
 from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
 DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
@@ -37,16 +38,16 @@ class VoiceSettingsSerializer(serializers.Serializer):
 
 
 class TextToSpeechInputSerializer(serializers.Serializer):
-    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    model_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
-    language_code = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=16)
+    text = StrictCharField(allow_blank=True, trim_whitespace=False)
+    model_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=100)
+    language_code = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=16)
     voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
     apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], required=False, default="auto")
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
 
 
 class QueryInputSerializer(serializers.Serializer):
-    output_format = serializers.CharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
+    output_format = StrictCharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
     enable_logging = serializers.BooleanField(required=False, default=True)
 
 

@@ -19,6 +19,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from infra.metrics import metrics_view
+from infra.ops_access import ops_access_refusal
 from tts.services.model_lifecycle import get_lifecycle
 from tts.services.shutdown import draining
 
@@ -58,7 +59,10 @@ def _check_cache() -> str:
     return ""
 
 
-def readyz(request: HttpRequest) -> JsonResponse:
+def readyz(request: HttpRequest) -> HttpResponse:
+    refusal = ops_access_refusal(request, route="readyz")
+    if refusal is not None:
+        return refusal
     if draining.is_set():
         return _unavailable("shutting down")
     for check in (_check_database, _check_cache):

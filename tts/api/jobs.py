@@ -25,6 +25,7 @@ from tts.services.text_input import output_format_for
 
 from .elevenlabs import DEFAULT_OUTPUT_FORMAT, VoiceSettingsSerializer
 from .errors import ApiError
+from .fields import StrictCharField
 from .openapi import error_responses, json_object
 
 
@@ -69,14 +70,14 @@ def _job_or_404(request: Request, job_id: str) -> Job:
 
 
 class JobInputSerializer(serializers.Serializer):
-    text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False)
     items = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, trim_whitespace=False), required=False, allow_empty=True
+        child=StrictCharField(allow_blank=True, trim_whitespace=False), required=False, allow_empty=True
     )
-    voice_id = serializers.CharField(max_length=64)
-    model_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
-    output_format = serializers.CharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
-    language_code = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=16)
+    voice_id = StrictCharField(max_length=64)
+    model_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=100)
+    output_format = StrictCharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
+    language_code = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=16)
     voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
     apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], default="auto")
     enable_logging = serializers.BooleanField(required=False, default=True)

@@ -32,6 +32,7 @@ from tts.services.voices import voice_find_cached
 
 from .elevenlabs import audio_headers
 from .errors import ApiError
+from .fields import StrictCharField
 from .openapi import audio_responses, error_responses
 from .streaming import audio_stream_response, is_asgi, sse_stream_response
 
@@ -57,12 +58,12 @@ class VoiceField(serializers.Field):
 
 
 class SpeechInputSerializer(serializers.Serializer):
-    model = serializers.CharField(max_length=100)
-    input = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    model = StrictCharField(max_length=100)
+    input = StrictCharField(allow_blank=True, trim_whitespace=False)
     voice = VoiceField()
-    response_format = serializers.CharField(required=False, default="mp3")
+    response_format = StrictCharField(required=False, default="mp3")
     speed = serializers.FloatField(required=False, default=1.0, min_value=0.25, max_value=4.0)
-    instructions = serializers.CharField(required=False, allow_blank=True)
+    instructions = StrictCharField(required=False, allow_blank=True)
     stream_format = serializers.ChoiceField(choices=["audio", "sse"], required=False, default="audio")
 
 

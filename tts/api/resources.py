@@ -7,11 +7,12 @@ only this platform has are added alongside, never instead.
 from __future__ import annotations
 
 import datetime as dt
-import io
-import zipfile
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from django.http import FileResponse, HttpResponse
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import FileResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -26,11 +27,13 @@ from accounts.models import Scope
 from accounts.quota import characters_per_request_limit, next_period_start, usage_for_period
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
+from tts.services.history_export import ExportError, history_archive_chunks, history_archive_size
 from tts.services.pagination import keyset_page
 from tts.services.voice_blends import voice_delete
-from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
+from tts.services.voices import active_model_versions_for_tenant, voice_get, voices_for_tenant
 
 from .errors import ApiError
+from .fields import StrictCharField
 from .openapi import audio_responses, error_responses, json_object
 
 LANGUAGE_NAMES = {
@@ -179,9 +182,9 @@ class ModelListApi(APIView):
     error_dialect = "elevenlabs"
 
     def get(self, request: Request) -> Response:
-        plan = request_tenant(request).plan
-        max_chars = characters_per_request_limit(plan)
-        return Response([model_json(v, max_chars) for v in active_model_versions()])
+        tenant = request_tenant(request)
+        max_chars = characters_per_request_limit(tenant.plan)
+        return Response([model_json(v, max_chars) for v in active_model_versions_for_tenant(tenant)])
 
 
 # --- history -----------------------------------------------------------------
@@ -228,12 +231,16 @@ def history_json(record: SynthesisRecord) -> dict[str, Any]:
     }
 
 
+# The last second of year 9999: past it a datetime cannot hold the value (a 500 before).
+MAX_UNIX_S = 253_402_300_799
+
+
 class HistoryQuerySerializer(serializers.Serializer):
     page_size = serializers.IntegerField(required=False, default=100, min_value=1, max_value=1000)
-    start_after_history_item_id = serializers.CharField(required=False, allow_blank=True)
-    voice_id = serializers.CharField(required=False, allow_blank=True)
-    date_before_unix = serializers.IntegerField(required=False, min_value=0)
-    date_after_unix = serializers.IntegerField(required=False, min_value=0)
+    start_after_history_item_id = StrictCharField(required=False, allow_blank=True)
+    voice_id = StrictCharField(required=False, allow_blank=True)
+    date_before_unix = serializers.IntegerField(required=False, min_value=0, max_value=MAX_UNIX_S)
+    date_after_unix = serializers.IntegerField(required=False, min_value=0, max_value=MAX_UNIX_S)
     source = serializers.ChoiceField(choices=SynthesisRecord.Source.choices, required=False)  # type: ignore[assignment]
     status = serializers.ChoiceField(choices=SynthesisRecord.Status.choices, required=False)
 
@@ -355,7 +362,7 @@ class HistoryAudioApi(APIView):
 
 
 class HistoryDownloadInputSerializer(serializers.Serializer):
-    history_item_ids = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=100)
+    history_item_ids = serializers.ListField(child=StrictCharField(), min_length=1, max_length=100)
 
 
 @extend_schema_view(
@@ -378,19 +385,33 @@ class HistoryDownloadApi(APIView):
     def post(self, request: Request) -> HttpResponseBase:
         body = HistoryDownloadInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        records = [_item_or_404(request, item_id) for item_id in body.validated_data["history_item_ids"]]
+        # The same id twice is one file (and one read), not two.
+        item_ids = list(dict.fromkeys(body.validated_data["history_item_ids"]))
+        records = [_item_or_404(request, item_id) for item_id in item_ids]
         if len(records) == 1:
             return _audio_response(records[0])
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-            for record in records:
-                if record.audio:
-                    with record.audio.open("rb") as fh:
-                        ext = str(record.audio.name).rsplit(".", 1)[-1]
-                        archive.writestr(f"{record.pk}.{ext}", fh.read())
-        response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+        try:
+            history_archive_size(records)
+        except ExportError as exc:
+            raise ApiError(str(exc), code=exc.code, status_code=exc.status, field=exc.field) from exc
+        chunks = history_archive_chunks(records)
+        content = _in_worker_threads(chunks) if isinstance(request._request, ASGIRequest) else chunks
+        response = StreamingHttpResponse(content, content_type="application/zip")
         response["Content-Disposition"] = 'attachment; filename="history.zip"'
         return response
+
+
+async def _in_worker_threads(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """The zip's pieces read off the event loop, one at a time (Django would list a sync iterator
+    whole before sending it under ASGI)."""
+    def step() -> bytes | None:
+        return next(chunks, None)
+
+    try:
+        while (chunk := await sync_to_async(step, thread_sensitive=False)()) is not None:
+            yield chunk
+    finally:
+        await sync_to_async(chunks.close, thread_sensitive=False)()  # type: ignore[attr-defined]
 
 
 # --- user ------------------------------------------------------------------------

@@ -26,11 +26,17 @@ from .errors import ApiError
 from .openapi import error_responses, json_object
 
 _MAX_DAYS = 366 * 2
+# The last millisecond before 9999-12-31 (UTC): the day after it must still be a date (a 500 before).
+MAX_UNIX_MS = 253_402_214_399_999
 
 
 class CharacterStatsQuerySerializer(serializers.Serializer):
-    start_unix = serializers.IntegerField(min_value=0, help_text="Start, in milliseconds since the epoch (UTC).")
-    end_unix = serializers.IntegerField(min_value=0, help_text="End, in milliseconds since the epoch (UTC).")
+    start_unix = serializers.IntegerField(
+        min_value=0, max_value=MAX_UNIX_MS, help_text="Start, in milliseconds since the epoch (UTC)."
+    )
+    end_unix = serializers.IntegerField(
+        min_value=0, max_value=MAX_UNIX_MS, help_text="End, in milliseconds since the epoch (UTC)."
+    )
     aggregation_interval = serializers.ChoiceField(choices=["day", "cumulative"], default="day")
     metric = serializers.ChoiceField(
         choices=["characters", "credits", "requests", "audio_seconds"], default="characters"

@@ -1,20 +1,26 @@
-"""A history item's audio in another format, and its captions as WebVTT.
+"""A history item's audio in another format, its captions as WebVTT, and many items as a zip.
 
 The stored file keeps the format the client asked for; the dashboard offers
 it in others by decoding and re-encoding it. Captions come from the
-character alignment that the with-timestamps endpoints store.
+character alignment that the with-timestamps endpoints store. A download of
+several items is a zip written while it is sent (``history_archive_chunks``):
+at most one read buffer of it is in memory, and its total size is bounded by
+``TTS_HISTORY_DOWNLOAD_MAX_BYTES`` before the first byte goes out.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import io
+import zipfile
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 import av
 import numpy as np
 import soundfile as sf
+from django.conf import settings
 from django.utils.text import slugify
 
 from tts.audio import g711
@@ -38,9 +44,79 @@ DOWNLOAD_FORMATS: dict[str, str] = {
 
 
 class ExportError(Exception):
-    def __init__(self, message: str, *, field: str) -> None:
+    def __init__(self, message: str, *, field: str, status: int = 400, code: str = "export_failed") -> None:
         super().__init__(message)
         self.field = field
+        self.status = status
+        self.code = code
+
+
+# --- many items as one zip, streamed --------------------------------------------
+
+_READ_BYTES = 64 * 1024
+
+
+class _ZipSink(io.RawIOBase):
+    """Where zipfile writes: keeps what it was given until the stream takes it (never seekable)."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._parts.append(chunk)
+        self._position += len(chunk)
+        return len(chunk)
+
+    def tell(self) -> int:
+        return self._position
+
+    def take(self) -> bytes:
+        data = b"".join(self._parts)
+        self._parts = []
+        return data
+
+
+def history_archive_size(records: Sequence[SynthesisRecord]) -> int:
+    """Bytes of stored audio the zip of ``records`` would hold; ``ExportError`` (413) past the bound."""
+    total = sum(record.audio.size for record in records if record.audio)
+    limit = settings.TTS_HISTORY_DOWNLOAD_MAX_BYTES
+    if limit and total > limit:
+        raise ExportError(
+            f"These items hold {total} bytes of audio; one download may hold at most {limit} "
+            "(TTS_HISTORY_DOWNLOAD_MAX_BYTES). Download fewer at a time.",
+            field="history_item_ids",
+            status=413,
+            code="download_too_large",
+        )
+    return total
+
+
+def history_archive_chunks(records: Sequence[SynthesisRecord]) -> Iterator[bytes]:
+    """The zip (stored, not compressed: audio is compressed already) of the records' audio,
+    piece by piece as it is written; items without stored audio are left out."""
+    sink = _ZipSink()
+    with zipfile.ZipFile(sink, "w", zipfile.ZIP_STORED) as archive:
+        for record in records:
+            if not record.audio:
+                continue
+            ext = str(record.audio.name).rsplit(".", 1)[-1]
+            size = record.audio.size
+            with record.audio.open("rb") as source, archive.open(
+                f"{record.pk}.{ext}", "w", force_zip64=size >= zipfile.ZIP64_LIMIT
+            ) as entry:
+                while block := source.read(_READ_BYTES):
+                    entry.write(block)
+                    if data := sink.take():
+                        yield data
+            if data := sink.take():
+                yield data
+    if data := sink.take():
+        yield data  # the central directory
 
 
 def _decode(data: bytes, fmt: OutputFormat) -> tuple[np.ndarray, int]:

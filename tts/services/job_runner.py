@@ -35,7 +35,7 @@ import numpy as np
 from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import OperationalError, close_old_connections, connections
+from django.db import OperationalError, close_old_connections, connections, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -51,6 +51,7 @@ from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .job_audio import assemble, chunk_save, chunks_delete
 from .job_events import job_publish
+from .job_slots import job_may_start, job_start_next
 from .synthesis import segment_params, synthesize_segment
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisRequest
@@ -74,14 +75,21 @@ def _stale_before(now: dt.datetime | None = None) -> dt.datetime:
 
 
 def job_claim(job_id: uuid.UUID | str, token: str) -> Job | None:
-    """Take the job if it is queued (or its claim went stale); ``None`` if someone else has it or it is done."""
+    """Take the job if it is queued (or its claim went stale) and its tenant has a free place
+    (``job_slots``); ``None`` if someone else has it, it is done, or it must wait its turn."""
     now = timezone.now()
-    claimable = Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING, heartbeat_at__lt=_stale_before(now))
-    updated = (
-        Job.objects.filter(claimable, pk=job_id, cancel_requested=False)
-        .filter(attempts__lt=settings.TTS_JOB_MAX_ATTEMPTS)
-        .update(status=Job.Status.RUNNING, claim_token=token, heartbeat_at=now, attempts=F("attempts") + 1)
+    stale_before = _stale_before(now)
+    claimable = Q(status=Job.Status.QUEUED) | Q(status=Job.Status.RUNNING, heartbeat_at__lt=stale_before)
+    candidates = Job.objects.filter(claimable, pk=job_id, cancel_requested=False).filter(
+        attempts__lt=settings.TTS_JOB_MAX_ATTEMPTS
     )
+    with transaction.atomic():
+        candidate = candidates.only("pk", "tenant_id", "status", "created_at").first()
+        if candidate is None or not job_may_start(candidate, stale_before=stale_before):
+            return None
+        updated = candidates.update(
+            status=Job.Status.RUNNING, claim_token=token, heartbeat_at=now, attempts=F("attempts") + 1
+        )
     if not updated:
         return None
     Job.objects.filter(pk=job_id, started_at__isnull=True).update(started_at=now)
@@ -278,6 +286,11 @@ def job_finish(
     if status != Job.Status.SUCCEEDED or audio_name:
         chunks_delete(job)
     job_publish(job)
+    try:
+        # Its place is free: the tenant's oldest waiting job goes next.
+        job_start_next(job.tenant_id, dispatch=job_dispatch)
+    except Exception:
+        logger.warning("could not dispatch the next job of tenant %s", job.tenant_id, exc_info=True)
     logger.info(
         "job %s %s: %d/%d chunks, %.1f s of audio", job.pk, status, job.done_chunks, job.total_chunks, job.audio_seconds
     )

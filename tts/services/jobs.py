@@ -23,7 +23,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from accounts.models import ApiKey, Tenant
-from accounts.quota import QuotaExceeded, reserve_characters
+from accounts.quota import QuotaExceeded, reserve_characters, usage_for_period
+from accounts.ratelimit import LimitExceeded, check_request_rate
 from tts.audio.formats import OutputFormat
 from tts.models import Job, SynthesisRecord
 from tts.text.segment import Segment
@@ -115,7 +116,7 @@ def plan_chunks(item: int, segments: list[Segment], chunk_chars: int) -> list[di
 
 
 def job_submit(req: JobRequest) -> Job:
-    """Validate, plan, reserve the quota for every character, and queue the job."""
+    """Validate, count against the rate limits, reserve the quota for every character, plan, and queue."""
     pairs = _texts(req)
     voice = voice_get(req.tenant, req.voice_id)
     if voice is None:
@@ -134,11 +135,22 @@ def job_submit(req: JobRequest) -> Job:
         model_id=req.model_id,
     )
     model_version = resolve_model_version(probe, voice)
+    # Cheap checks first (the rate limit, and whether the quota could take it at all); the
+    # text work (normalizing and planning up to the plan's job_max_characters) only for a job
+    # that may run. The reservation itself stays in the transaction that creates the job.
+    try:
+        check_request_rate(tenant=req.tenant, api_key=req.api_key)
+    except LimitExceeded as exc:
+        raise SynthesisError.from_limit(exc) from exc
+    characters = sum(len(text) for _, text in pairs)
+    limit = req.tenant.plan.monthly_character_limit
+    used = usage_for_period(req.tenant).characters
+    if used + characters > limit:
+        raise SynthesisError.from_quota(QuotaExceeded(requested=characters, used=used, limit=limit))
     plan: list[dict[str, Any]] = []
     for item, (name, text) in enumerate(pairs):
         segments = segments_for(text, language=req.language, normalization=req.normalization, field=name)
         plan.extend(plan_chunks(item, segments, settings.TTS_JOB_CHUNK_CHARS))
-    characters = sum(len(text) for _, text in pairs)
     try:
         # One transaction: the job, its pending history item and the characters they spend.
         with transaction.atomic():

@@ -87,3 +87,10 @@ def active_model_version(model_id: str) -> ModelVersion | None:
 
 def active_model_versions() -> QuerySet[ModelVersion]:
     return ModelVersion.objects.filter(status=ModelVersion.Status.ACTIVE).order_by("model_id")
+
+
+def active_model_versions_for_tenant(tenant: Tenant) -> QuerySet[ModelVersion]:
+    """Active versions of the models that serve a voice this tenant may use: a model only
+    another tenant's private voices use is not listed (its name would tell what they have)."""
+    model_ids = voices_for_tenant(tenant).order_by().values("model_id")
+    return active_model_versions().filter(model_id__in=model_ids)

@@ -6,6 +6,11 @@ punctuation (; : — and CJK ，：), then at commas, then before a conjunction,
 then between words, and only as a last resort inside a run of characters
 (CJK without punctuation, a 10,000-letter "word"). Pieces are balanced in
 length rather than cut greedily at the maximum, so the last one is not a stub.
+
+A Piper ``[[ phonemes ]]`` block is never cut in the middle (Piper would read
+the brackets aloud); one longer than the maximum is rewritten as several
+blocks that fit, cut between its phoneme words, so that no engine call ever
+gets more than the maximum (a 5,000-character block was one engine call).
 """
 
 # This module reads real-world text: its look-alike punctuation (full-width,
@@ -117,7 +122,7 @@ def split_long(
     text: str, max_chars: int = DEFAULT_MAX_CHARS, *, expansions: list[tuple[int, int]] | None = None
 ) -> list[tuple[int, int]]:
     """Trimmed ``(start, end)`` pieces of ``text``, each at most ``max_chars``
-    long unless a single phoneme block is longer.
+    long unless a single phoneme block is longer (``bounded_pieces`` splits those).
 
     ``expansions`` (where normalization wrote "three dollars and fifty cents"
     for "$3.50") are kept whole when they fit, so no piece ends mid-amount
@@ -140,6 +145,63 @@ def split_long(
             pieces.append(piece)
         start, _ = _trim(text, cut, end)
     return pieces
+
+
+def _cut_word(word: str, size: int) -> list[str]:
+    """A phoneme word longer than ``size`` in pieces that keep combining marks with their letter."""
+    pieces: list[str] = []
+    start = 0
+    while len(word) - start > size:
+        cut = start + size
+        while cut > start + 1 and (unicodedata.combining(word[cut]) or word[cut] in _GLUE):
+            cut -= 1
+        pieces.append(word[start:cut])
+        start = cut
+    pieces.append(word[start:])
+    return pieces
+
+
+def split_phoneme_block(block: str, max_chars: int) -> list[str]:
+    """``[[ ... ]]`` longer than ``max_chars`` as consecutive blocks of at most ``max_chars`` each,
+    cut between phoneme words (a word longer than a block can hold is cut between characters)."""
+    inner_max = max(1, max_chars - len("[[  ]]"))
+    words = [part for word in block[2:-2].split() for part in _cut_word(word, inner_max)]
+    blocks: list[str] = []
+    current: list[str] = []
+    size = 0
+    for word in words:
+        if current and size + 1 + len(word) > inner_max:
+            blocks.append("[[ " + " ".join(current) + " ]]")
+            current, size = [], 0
+        size += len(word) + (1 if current else 0)
+        current.append(word)
+    if current:
+        blocks.append("[[ " + " ".join(current) + " ]]")
+    return blocks
+
+
+def _fit_phoneme_blocks(text: str, max_chars: int) -> str:
+    """``text`` with every phoneme block longer than ``max_chars`` split into blocks that fit."""
+    parts: list[str] = []
+    pos = 0
+    for start, end in phoneme_blocks(text):
+        if end - start > max_chars:
+            parts.append(text[pos:start])
+            parts.append(" ".join(split_phoneme_block(text[start:end], max_chars)))
+            pos = end
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def bounded_pieces(text: str, max_chars: int) -> list[str]:
+    """A piece ``split_long`` left longer than ``max_chars`` (it holds a phoneme block longer
+    than that) as pieces that each fit; a piece that fits comes back as it is."""
+    if len(text) <= max_chars:
+        return [text]
+    fitted = _fit_phoneme_blocks(text, max_chars)
+    return [collapse_spaces(fitted[a:b]) for a, b in split_long(fitted, max_chars)]
 
 
 def collapse_spaces(text: str) -> str:
@@ -181,14 +243,17 @@ def segment_text(
         for index, (start, end) in enumerate(pieces):
             src_start, src_end = rewritten.source_span(start, end)
             pause = sentence.pause_after_ms if index == len(pieces) - 1 else 0
-            segment = Segment(
-                collapse_spaces(rewritten.text[start:end]),
-                sentence.start + src_start,
-                sentence.start + src_end,
-                rate,
-                pause,
-            )
-            _append(segments, segment)
+            # Only an oversized phoneme block makes more than one; they share the piece's source span.
+            parts = bounded_pieces(collapse_spaces(rewritten.text[start:end]), max_chars)
+            for number, part in enumerate(parts):
+                segment = Segment(
+                    part,
+                    sentence.start + src_start,
+                    sentence.start + src_end,
+                    rate,
+                    pause if number == len(parts) - 1 else 0,
+                )
+                _append(segments, segment)
         if not pieces and sentence.pause_after_ms:
             _append(segments, Segment("", -1, -1, rate, sentence.pause_after_ms))
     return segments

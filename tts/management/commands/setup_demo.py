@@ -1,11 +1,15 @@
 """manage.py setup_demo: the default voice, the Japanese voices, a demo tenant and its first API key.
 
 Safe to run again: nothing is duplicated, and the key is printed only when it
-is created (only its hash is stored).
+is created (only its hash is stored). The dashboard owner ``demo`` gets the
+well-known password ``demo-password`` only in development (``DEBUG``, as
+``make run`` sets it); anywhere else a random one, printed once, so a
+deployment never has an owner whose password is in the README.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +24,8 @@ from tts.services.kokoro_import import import_kokoro_voices
 from tts.services.model_import import VoiceImportError, import_piper_voice
 
 DEMO_SLUG = "demo"
+# Known only where DEBUG is on (make run); see the module docstring.
+DEV_PASSWORD = "demo-password"
 
 
 class Command(BaseCommand):
@@ -64,8 +70,13 @@ class Command(BaseCommand):
             user_model = get_user_model()
             user = user_model.objects.filter(username="demo").first()
             if user is None:
-                user = user_model.objects.create_user(username="demo", password="demo-password")
-                self.stdout.write("Dashboard login: demo / demo-password (change it!)")
+                password = DEV_PASSWORD if settings.DEBUG else secrets.token_urlsafe(12)
+                user = user_model.objects.create_user(username="demo", password=password)
+                if settings.DEBUG:
+                    self.stdout.write(f"Dashboard login: demo / {password} (development only)")
+                else:
+                    self.stdout.write(self.style.SUCCESS("Dashboard login (shown once, store it now):"))
+                    self.stdout.write(f"  demo / {password}")
             membership_add(tenant=tenant, user=user, role=Membership.Role.OWNER)
             existing = ApiKey.objects.filter(tenant=tenant, name="demo", revoked_at__isnull=True).first()
             issued = None if existing else api_key_create(tenant=tenant, name="demo")
