@@ -40,10 +40,14 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 OPENAI_PATHS = ("/v1/audio/",)
 JOB_PATHS = ("/v1/jobs", "/jobs/new/")
+# The admin's "Add model version" takes the voice files as an upload (``TTS_MODEL_UPLOAD_MAX_BYTES``).
+MODEL_UPLOAD_PATHS = ("/admin/tts/modelversion/add/",)
 
 
 def body_limit_for(path: str) -> int:
     """The most bytes a body sent to ``path`` may have; 0 = no bound."""
+    if path.startswith(MODEL_UPLOAD_PATHS):
+        return int(settings.TTS_MODEL_UPLOAD_MAX_BYTES)
     if path.startswith(JOB_PATHS):
         return int(settings.TTS_JOB_MAX_BODY_BYTES)
     return int(settings.TTS_MAX_BODY_BYTES)

@@ -304,6 +304,8 @@ OPS_ALLOWED_NETWORKS = env_list("OPS_ALLOWED_NETWORKS", [])
 # job routes take long texts. 0 = no bound.
 TTS_MAX_BODY_BYTES = env_int("TTS_MAX_BODY_BYTES", 1024 * 1024, minimum=0)
 TTS_JOB_MAX_BODY_BYTES = env_int("TTS_JOB_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=0)
+# A Piper voice (.onnx + .onnx.json) uploaded in the admin; files go to a temporary file, not memory.
+TTS_MODEL_UPLOAD_MAX_BYTES = env_int("TTS_MODEL_UPLOAD_MAX_BYTES", 512 * 1024 * 1024, minimum=0)
 # Django's own bound on a body read whole (2.5 MB by default, an HTML 400) would cut under
 # ours on the job routes: ours are the bound (0 = none: Django's check off too).
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(TTS_MAX_BODY_BYTES, TTS_JOB_MAX_BODY_BYTES) or None
