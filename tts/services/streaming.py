@@ -41,7 +41,7 @@ from .synthesis import synthesis_iter_bytes
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError
 from .text_input import segments_for, validate_text
-from .timestamps import websocket_alignment
+from .timestamps import AlignmentChunk, websocket_alignment
 
 logger = logging.getLogger(__name__)
 
@@ -295,9 +295,17 @@ class LiveUtterance:
             raise SynthesisCancelled
 
     def _chunks(self) -> Iterator[tuple[bytes, Alignment | None]]:
+        """Each encoded chunk with the characters its audio covers.
+
+        A segment decoded in windows goes out window by window, its timing
+        known from the first: each chunk carries the characters that start
+        within the audio sent so far (the rest wait for the chunk that
+        reaches them), so alignment and audio advance together.
+        """
         run = self.run
         gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
         seconds_before = 0.0
+        held = AlignmentChunk()
         try:
             for data in gen:
                 segment = self._current
@@ -305,11 +313,21 @@ class LiveUtterance:
                 seconds = run.audio_seconds - seconds_before
                 seconds_before = run.audio_seconds
                 # The engine's phoneme timings when it has them (tts.services.timestamps), else an estimate.
-                pending = run.timeline.take_pending() if run.timeline is not None else None
-                timed = websocket_alignment(pending, chunk_start)
-                if timed is not None:
-                    yield data, Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
+                if run.timeline is None:
+                    yield data, estimate_alignment(segment.text, seconds) if segment is not None else None
                     continue
-                yield data, estimate_alignment(segment.text, seconds) if segment is not None else None
+                pending = run.timeline.take_pending()
+                if pending is not None:
+                    held.merge(pending)
+                covered = held.take_before(run.audio_seconds + _EPSILON_S)
+                timed = websocket_alignment(covered, chunk_start)
+                yield (
+                    data,
+                    (Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"]) if timed else None),
+                )
         finally:
             gen.close()
+
+
+# Characters that start within half a millisecond of the audio's end go with it.
+_EPSILON_S = 0.0005
