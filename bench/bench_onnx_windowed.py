@@ -82,7 +82,8 @@ def main() -> None:
             )
         )
         providers = windowed._parts.encoder.get_providers() if windowed._parts else []
-        rows = []
+        rows: list[str] = []
+        cpu: list[str] = []
         for label, key in (("short", "short"), ("sentence", "long_single_sentence")):
             text = texts[key]
             ids = [i for s in whole.phonemize(text) for i in whole.phonemes_to_ids(s)]
@@ -105,6 +106,7 @@ def main() -> None:
                 streamed.append(time.perf_counter() - t)
                 snrs.append(min(snr_db(reference, audio), snr_db(reference, np.concatenate(chunks))))
             m = [statistics.median(v) for v in (full, cut, first, streamed)]
+            cpu.append(cpu_split(whole, windowed, ids, label, len(text), args.rounds))
             rows.append(
                 f"| {label} ({len(text)} chars, {len(reference) / 22050:.1f} s audio) | {m[0]:.3f} | {m[1]:.3f} "
                 f"| {m[2]:.3f} ({m[2] / m[0]:.0%}) | {m[3]:.3f} | {min(snrs):.1f} |"
@@ -121,6 +123,36 @@ def main() -> None:
     )
     print("|---|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
+    print(
+        "\nCPU time of each step on one thread (thread_time, so other work on the machine does not count): "
+        "the first audio of a stream costs the encoder plus the first window.\n"
+    )
+    print("| text | whole graph | encoder | first window | encoder + first window, of whole graph |")
+    print("|---|---:|---:|---:|---:|")
+    print("\n".join(cpu))
+
+
+def cpu_split(
+    whole: PiperOnnxEngine, windowed: PiperOnnxEngine, ids: list[int], label: str, chars: int, rounds: int
+) -> str:
+    """CPU seconds (this thread) of the full graph, the encoder and the first window, medians."""
+    parts = windowed._parts
+    assert parts is not None and whole.session is not None
+    feed = whole._feed(ids, QUIET)
+    full, encoder, first = [], [], []
+    for _ in range(rounds):
+        t = time.thread_time()
+        whole.session.run(None, feed)
+        full.append(time.thread_time() - t)
+        t = time.thread_time()
+        prior = parts.prior(feed)
+        encoder.append(time.thread_time() - t)
+        window = windowed._plan(prior.frames, first=windowed.window_frames, size=windowed.chunk_frames)[0]
+        t = time.thread_time()
+        parts.window(prior, window)
+        first.append(time.thread_time() - t)
+    f, e, w = (statistics.median(v) for v in (full, encoder, first))
+    return f"| {label} ({chars} chars) | {f:.3f} | {e:.3f} | {w:.3f} | {(e + w) / f:.0%} |"
 
 
 if __name__ == "__main__":
