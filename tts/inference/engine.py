@@ -43,6 +43,9 @@ class SynthesisParams:
     length_scale: float | None = None
     noise_scale: float | None = None
     noise_w: float | None = None
+    #: A blended voice: (speaker index, weight) pairs, weights summing to 1. Engines whose
+    #: speakers are style vectors (Kokoro) mix them; others use ``speaker_id``.
+    style_blend: tuple[tuple[int, float], ...] = ()
 
 
 @dataclass

@@ -47,6 +47,7 @@ from tts.models import Job, SynthesisRecord, Voice
 from tts.text.segment import Segment
 
 from .admission import SynthesisAdmission
+from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .job_audio import assemble, chunk_save, chunks_delete
 from .job_events import job_publish
@@ -146,12 +147,19 @@ def _run_claimed(job: Job, token: str) -> str:
         _release(job, token)
         raise RetryLater(exc.message) from exc
     speaker = run.voice.speaker_index
+    blend = run.voice.style_blend
     speed = run.request.speed
     try:
         engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
             pieces = [
-                synthesize_segment(engine, seg, segment_params(engine, seg, speaker_index=speaker, speed=speed))
+                engine_scheduler.run(
+                    job.tenant_id,
+                    synthesize_segment,
+                    engine,
+                    seg,
+                    segment_params(engine, seg, speaker_index=speaker, speed=speed, style_blend=blend),
+                )
                 for seg in _segments(job.plan[index])
             ]
             pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)

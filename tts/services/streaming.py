@@ -215,6 +215,11 @@ class LiveUtterance:
     handed to the run at once (``SynthesisRun.add_piece``), so the run's finish
     refunds whatever was reserved and never spoken; their segments are queued
     for the generator's thread, which speaks them in order.
+
+    While everything received has been spoken and the client has not ended,
+    the utterance is idle and holds neither a concurrency slot nor an engine
+    ticket (``SynthesisRun.idle``); the next piece takes them again
+    (``resume``), or is refused like a new request if the tenant is at its cap.
     """
 
     def __init__(self, run: SynthesisRun) -> None:
@@ -222,6 +227,9 @@ class LiveUtterance:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._cancelled = False
         self._current: Segment | None = None
+        self._lock = threading.Lock()
+        #: Pieces queued and not yet spoken to their last segment.
+        self._pending = 0
         run.segment_source = self._segments()
         self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = ThreadedStream(
             self._chunks, abandon=run.cancel, name=f"tts-live-{run.record.pk}"
@@ -251,15 +259,30 @@ class LiveUtterance:
         )
         if not segments:
             return False
+        with self._lock:
+            self.run.resume()  # a slot and a ticket again, if it was idle
+            self._pending += 1
         try:
             # The utterance already counted as one request when it opened.
             reservation = reserve_characters(tenant=req.tenant, characters=len(text), count_request=False)
         except QuotaExceeded as exc:
+            self._piece_done()
             raise SynthesisError.from_quota(exc) from exc
+        except BaseException:
+            self._piece_done()
+            raise
         if not self.run.add_piece(text, segments, reservation):
             return False
         self._queue.put(segments)
         return True
+
+    def _piece_done(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def unspoken_characters(self) -> int:
+        """Characters reserved for this utterance and not spoken yet."""
+        return max(0, self.run.characters - self.run.spent_characters())
 
     def end(self) -> None:
         """No more text: speak what is queued, then finish the record."""
@@ -279,6 +302,9 @@ class LiveUtterance:
             self._current = segment
             yield segment
         while True:
+            with self._lock:
+                if self._pending == 0:
+                    self.run.idle()  # all spoken: hold nothing while the client thinks
             item = self._queue.get()
             self._check_cancelled()
             if item is _EOS:
@@ -289,6 +315,7 @@ class LiveUtterance:
                 self._check_cancelled()
                 self._current = segment
                 yield segment
+            self._piece_done()
 
     def _check_cancelled(self) -> None:
         if self._cancelled:
@@ -305,7 +332,8 @@ class LiveUtterance:
         run = self.run
         gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
         seconds_before = 0.0
-        held = AlignmentChunk()
+        held = AlignmentChunk()  # characters known and not yet sent, for a segment decoded in windows
+        aligned: Segment | None = None  # the segment whose characters went out already (no timeline)
         try:
             for data in gen:
                 segment = self._current
@@ -313,18 +341,24 @@ class LiveUtterance:
                 seconds = run.audio_seconds - seconds_before
                 seconds_before = run.audio_seconds
                 # The engine's phoneme timings when it has them (tts.services.timestamps), else an estimate.
-                if run.timeline is None:
-                    yield data, estimate_alignment(segment.text, seconds) if segment is not None else None
+                if run.timeline is not None:
+                    pending = run.timeline.take_pending()
+                    if pending is not None:
+                        held.merge(pending)
+                    # The characters that start within the audio sent so far; none for a tail
+                    # (a resampler's or encoder's) or a window whose characters went out before.
+                    timed = websocket_alignment(held.take_before(run.audio_seconds + _EPSILON_S), chunk_start)
+                    aligned = segment
+                    if timed is None:
+                        yield data, None
+                        continue
+                    yield data, Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
                     continue
-                pending = run.timeline.take_pending()
-                if pending is not None:
-                    held.merge(pending)
-                covered = held.take_before(run.audio_seconds + _EPSILON_S)
-                timed = websocket_alignment(covered, chunk_start)
-                yield (
-                    data,
-                    (Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"]) if timed else None),
-                )
+                if segment is None or segment is aligned:
+                    yield data, None
+                    continue
+                aligned = segment
+                yield data, estimate_alignment(segment.text, seconds)
         finally:
             gen.close()
 
