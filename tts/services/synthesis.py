@@ -14,6 +14,7 @@ OpenAI, jobs, the playground). No HTTP here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from collections import deque
@@ -450,9 +451,10 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     encoder = run.encoder
     sink = run.sink
     assert encoder is not None and sink is not None
-    # Engines that decode a sentence in windows stream inside it (HTTP only:
-    # WebSocket messages carry one segment's audio with its alignment).
-    windowed = not live and hasattr(engine, "iter_synthesize_ids")
+    # Engines that decode a sentence in windows stream inside it (HTTP, SSE and
+    # WebSocket alike); a whole-file request takes the engine's cheapest
+    # whole-sentence path instead.
+    windowed = not run.whole and _decodes_in_windows(engine)
     silence = settings.TTS_SENTENCE_SILENCE_MS
     # Known text on an engine that runs several syntheses at once: the next
     # segment is synthesized while this one is sent (at most that many ahead).
@@ -466,7 +468,10 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         if windowed:
             timing = SegmentTiming()
             params = _params_for(run, engine, segment)
-            windows = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
+            # On the timeline as soon as the segment's timing is whole: before its
+            # first window when the engine gives durations, else at its end.
+            ready = functools.partial(timeline.add, segment, timing, offset=segment_start)
+            windows = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing, ready=ready)
             pieces = engine_scheduler.iterate(tenant, windows)
         else:
             if done is not None:
@@ -493,8 +498,6 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                 run.mark_first_byte()
                 sink.write(data)
                 yield data
-        if windowed:
-            timeline.add(segment, timing, offset=segment_start)
         if not counted:
             run.done_segments += 1
     tail = encoder.finish()
@@ -503,6 +506,11 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         run.mark_first_byte()
         sink.write(tail)
         yield tail
+
+
+def _decodes_in_windows(engine: Engine) -> bool:
+    """Whether ``engine`` gives a sentence's audio in pieces (``iter_synthesize_ids`` on a windowed model)."""
+    return hasattr(engine, "iter_synthesize_ids") and bool(getattr(engine, "windowed", True))
 
 
 def _iter_cached(run: SynthesisRun, cached: CachedAudio) -> Iterator[bytes]:

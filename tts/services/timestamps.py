@@ -21,10 +21,11 @@ SSML, whose offsets are unknown, ``alignment`` is the spoken text as well).
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,19 +144,34 @@ def synthesize_segment_timed(
     the timing has no words and the caller spreads the segment evenly.
     """
     timing = SegmentTiming()
-    pieces = list(iter_segment_timed(engine, segment, params, silence_ms=silence_ms, timing=timing))
+    pieces = list(iter_segment_timed(engine, segment, params, silence_ms=silence_ms, timing=timing, in_windows=False))
     return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)), timing
 
 
 def iter_segment_timed(
-    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int, timing: SegmentTiming
+    engine: Engine,
+    segment: Segment,
+    params: SynthesisParams,
+    *,
+    silence_ms: int,
+    timing: SegmentTiming,
+    ready: Callable[[], None] | None = None,
+    in_windows: bool = True,
 ) -> Iterator[np.ndarray]:
     """The same audio as ``synthesize_segment_timed``, in pieces as they are ready.
 
-    Engines that decode a sentence in windows (``iter_synthesize_ids``, the
-    PyTorch engine) give the first audio of a long sentence before the whole
-    sentence is decoded; others give one piece per sentence. ``timing`` is
-    filled in once the segment is complete.
+    Engines that decode a sentence in windows (``iter_synthesize_ids`` on a
+    windowed model: the PyTorch engine, the ONNX engine with a split graph)
+    give the first audio of a long sentence before the whole sentence is
+    decoded; others give one piece per sentence.
+
+    ``timing`` is filled in, and ``ready`` called once, as soon as the
+    segment's timing is whole: on a windowed engine with phoneme durations
+    that is before its first audio (every sentence's first window carries that
+    sentence's durations, and its audio is exactly their sum), so what is sent
+    with each window can say which characters it covers; otherwise once the
+    segment is complete. ``in_windows=False`` asks for whole sentences (the
+    engine's cheapest path, for callers that wait for the whole segment).
     """
     aligned = getattr(engine, "phonemize_aligned", None)
     if aligned is not None:
@@ -163,22 +179,63 @@ def iter_segment_timed(
         return
     kinds = _id_kinds(engine)
     rate = float(engine.sample_rate)
-    offset = 0
-    known = kinds is not None
-    windowed = getattr(engine, "iter_synthesize_ids", None)
-    for phonemes in engine.phonemize(segment.text):
-        if not phonemes:
-            continue
-        ids = engine.phonemes_to_ids(phonemes)
-        outputs = windowed(ids, params) if windowed is not None else iter([engine.synthesize_ids(ids, params)])
-        samples = None
-        length = 0
-        for index, out in enumerate(outputs):
-            if index == 0:
-                samples = out.phoneme_samples  # the first piece carries the whole sentence's durations
-            length += len(out.audio)
+    pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
+    windowed = None
+    if in_windows and getattr(engine, "windowed", True):
+        windowed = getattr(engine, "iter_synthesize_ids", None)
+    sentences = [engine.phonemes_to_ids(phonemes) for phonemes in engine.phonemize(segment.text) if phonemes]
+    spans: list[tuple[Sequence[int], np.ndarray | None, int]] = []  # ids, per-id samples, audio samples
+
+    def finish() -> None:
+        _fill_timing(timing, kinds, spans, rate, pause)
+        if ready is not None:
+            ready()
+
+    if windowed is None:
+        for ids in sentences:
+            out = engine.synthesize_ids(ids, params)
+            spans.append((ids, out.phoneme_samples, len(out.audio)))
             if len(out.audio):
                 yield out.audio
+    else:
+        # Every sentence's first piece before any audio goes out: it carries that sentence's durations.
+        started = []
+        for ids in sentences:
+            outputs = iter(windowed(ids, params))
+            started.append((ids, next(outputs, None), outputs))
+        early = all(first is not None and first.phoneme_samples is not None for _, first, _ in started)
+        if early:
+            for ids, first, _ in started:
+                assert first is not None and first.phoneme_samples is not None
+                spans.append((ids, first.phoneme_samples, int(np.sum(first.phoneme_samples))))
+            finish()
+        lengths: list[tuple[Sequence[int], np.ndarray | None, int]] = []
+        for ids, first, outputs in started:
+            length = 0
+            for out in itertools.chain([first] if first is not None else [], outputs):
+                length += len(out.audio)
+                if len(out.audio):
+                    yield out.audio
+            lengths.append((ids, first.phoneme_samples if first is not None else None, length))
+        if not early:
+            spans = lengths
+    if pause:
+        yield np.zeros(pause, dtype=np.float32)
+    if windowed is None or not early:
+        finish()
+
+
+def _fill_timing(
+    timing: SegmentTiming,
+    kinds: _IdKinds | None,
+    spans: Sequence[tuple[Sequence[int], np.ndarray | None, int]],
+    rate: float,
+    pause: int,
+) -> None:
+    """Words and letters of a segment's sentences (``spans``: ids, per-id samples, audio length)."""
+    offset = 0
+    known = kinds is not None
+    for ids, samples, length in spans:
         if known and kinds is not None and samples is not None and len(samples) == len(ids):
             # The alignment can be off by a frame from the audio; trust the audio's length.
             scale = length / max(1, int(np.sum(samples)))
@@ -191,9 +248,6 @@ def iter_segment_timed(
     if not known:
         timing.words.clear()
         timing.letters.clear()
-    pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
-    if pause:
-        yield np.zeros(pause, dtype=np.float32)
     timing.duration = (offset + pause) / rate
 
 
@@ -349,6 +403,15 @@ class CharTrack:
     def __bool__(self) -> bool:
         return bool(self.characters)
 
+    def take_before(self, t: float) -> CharTrack:
+        """Remove and return the leading characters that start before ``t`` (seconds)."""
+        n = 0
+        while n < len(self.starts) and self.starts[n] < t:
+            n += 1
+        taken = CharTrack(self.characters[:n], self.starts[:n], self.ends[:n])
+        del self.characters[:n], self.starts[:n], self.ends[:n]
+        return taken
+
 
 @dataclass
 class AlignmentChunk:
@@ -356,6 +419,10 @@ class AlignmentChunk:
 
     alignment: CharTrack = field(default_factory=CharTrack)
     normalized: CharTrack = field(default_factory=CharTrack)
+
+    def take_before(self, t: float) -> AlignmentChunk:
+        """Remove and return the characters (both tracks) that start before ``t``: what audio up to ``t`` covers."""
+        return AlignmentChunk(self.alignment.take_before(t), self.normalized.take_before(t))
 
     def merge(self, other: AlignmentChunk) -> None:
         self.alignment.extend(other.alignment.characters, other.alignment.starts, other.alignment.ends)
