@@ -28,7 +28,8 @@ DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
 
 
 class VoiceSettingsSerializer(serializers.Serializer):
-    # Accepted for compatibility; Piper voices have no equivalent of these.
+    # stability scales the VITS noise (tts.services.synthesis.noise_variation) and speed the
+    # length scale; similarity_boost, style and use_speaker_boost are accepted without effect.
     stability = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     similarity_boost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     style = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)  # type: ignore[assignment]
@@ -79,6 +80,7 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
         normalization=data.get("apply_text_normalization", "auto"),
         request_id=getattr(request._request, "request_id", ""),
         settings={k: v for k, v in settings_in.items() if v is not None},
+        seed=data.get("seed"),
     )
 
 
@@ -98,8 +100,10 @@ def audio_headers(response: HttpResponseBase, record: SynthesisRecord, *, reques
         summary="Convert text to speech (whole file)",
         request=TextToSpeechInputSerializer,
         parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM],
-        responses={**audio_responses("The audio; headers history-item-id, x-character-count, request-id."),
-                   **error_responses("elevenlabs", 400, 403, 404, 413, 429, 503)},
+        responses={
+            **audio_responses("The audio; headers history-item-id, x-character-count, request-id."),
+            **error_responses("elevenlabs", 400, 403, 404, 413, 429, 503),
+        },
     )
 )
 class TextToSpeechApi(APIView):

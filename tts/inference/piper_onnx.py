@@ -1,4 +1,15 @@
-"""ONNX Runtime engine for Piper voices: the CPU default (CUDA provider if present)."""
+"""ONNX Runtime engine for Piper voices: the CPU default (CUDA provider if present).
+
+Seeded noise: a Piper export draws its noise inside the graph with
+``RandomNormalLike`` nodes (the duration predictor's noise and the prior's),
+from a generator ONNX Runtime keeps per session, so no run can be repeated.
+At load each such node is replaced by a slice of a new float input
+(``noise_0``, ``noise_1``, ...) reshaped like the node's input, and the engine
+feeds those inputs from NumPy generators: seeded ones (``SynthesisParams.seed``)
+for reproducible audio, fresh ones otherwise. The prior's noise is sized from
+the phoneme count; a run that needs more is retried with a larger draw, which
+starts with the same values (NumPy fills arrays in sequence).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +19,53 @@ import threading
 from collections.abc import Sequence
 
 import numpy as np
+import onnx
 import onnxruntime
+from onnx import TensorProto, helper
 
-from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, derive_seed
 from .piper_frontend import PiperFrontend, read_piper_config
 
 logger = logging.getLogger(__name__)
+
+#: Noise values drawn per phoneme id for each noise input, first try (frames x channels fit in most runs).
+NOISE_PER_ID = 8 * 192
+
+
+def seedable_graph(model_path: str) -> tuple[bytes, int]:
+    """The model with every ``RandomNormalLike`` fed from an input ``noise_<k>``; and how many.
+
+    ``Y = RandomNormalLike(X)`` becomes ``Y = Reshape(Slice(noise_k, [0], [Size(X)]), Shape(X))``.
+    """
+    model = onnx.load(model_path)
+    graph = model.graph
+    nodes = []
+    count = 0
+    zero = helper.make_tensor("noise_slice_start", TensorProto.INT64, [1], [0])
+    axes = helper.make_tensor("noise_slice_axes", TensorProto.INT64, [1], [0])
+    graph.initializer.extend([zero, axes])
+    for node in graph.node:
+        if node.op_type != "RandomNormalLike":
+            nodes.append(node)
+            continue
+        k = count
+        count += 1
+        source, target = node.input[0], node.output[0]
+        graph.input.append(helper.make_tensor_value_info(f"noise_{k}", TensorProto.FLOAT, [f"noise_{k}_len"]))
+        nodes += [
+            helper.make_node("Shape", [source], [f"noise_{k}_shape"]),
+            helper.make_node("Size", [source], [f"noise_{k}_size"]),
+            helper.make_node("Reshape", [f"noise_{k}_size", "noise_slice_start_shape"], [f"noise_{k}_end"]),
+            helper.make_node(
+                "Slice", [f"noise_{k}", "noise_slice_start", f"noise_{k}_end", "noise_slice_axes"], [f"noise_{k}_flat"]
+            ),
+            helper.make_node("Reshape", [f"noise_{k}_flat", f"noise_{k}_shape"], [target]),
+        ]
+    if count:
+        graph.initializer.append(helper.make_tensor("noise_slice_start_shape", TensorProto.INT64, [1], [1]))
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return model.SerializeToString(), count
 
 
 class PiperOnnxEngine:
@@ -40,8 +92,9 @@ class PiperOnnxEngine:
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             providers.insert(0, "CUDAExecutionProvider")
         try:
-            self.session = onnxruntime.InferenceSession(spec.model_path, sess_options=options, providers=providers)
-        except Exception as exc:  # onnxruntime raises its own exception types
+            graph, self._noise_inputs = seedable_graph(spec.model_path)
+            self.session = onnxruntime.InferenceSession(graph, sess_options=options, providers=providers)
+        except Exception as exc:  # onnxruntime (and onnx) raise their own exception types
             raise EngineError(f"cannot load ONNX model {spec.model_path}: {exc}") from exc
         self._input_names = {i.name for i in self.session.get_inputs()}
         self._has_alignment = len(self.session.get_outputs()) > 1
@@ -64,9 +117,9 @@ class PiperOnnxEngine:
         cfg = self.config
         scales = np.array(
             [
-                cfg.noise_scale if params.noise_scale is None else params.noise_scale,
+                (cfg.noise_scale if params.noise_scale is None else params.noise_scale) * params.variation,
                 cfg.length_scale if params.length_scale is None else params.length_scale,
-                cfg.noise_w_scale if params.noise_w is None else params.noise_w,
+                (cfg.noise_w_scale if params.noise_w is None else params.noise_w) * params.variation,
             ],
             dtype=np.float32,
         )
@@ -80,9 +133,18 @@ class PiperOnnxEngine:
             if not 0 <= sid < max(1, self.num_speakers):
                 raise EngineError(f"speaker {sid} out of range 0..{self.num_speakers - 1}")
             feed["sid"] = np.asarray([sid], dtype=np.int64)
+        scale = float(scales[1]) if scales[1] > 0 else 1.0
+        per_input = max(4096, int(len(phoneme_ids) * NOISE_PER_ID * max(1.0, scale)))
         try:
             with self._slots:
-                result = self.session.run(None, feed)
+                for attempt in range(3):
+                    feed.update(self._noise(params.seed, per_input << (2 * attempt)))
+                    try:
+                        result = self.session.run(None, feed)
+                        break
+                    except Exception:
+                        if attempt == 2:
+                            raise  # not a noise input too short after all
         except Exception as exc:
             raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
         audio = np.clip(np.asarray(result[0], dtype=np.float32).reshape(-1), -1.0, 1.0)
@@ -90,6 +152,14 @@ class PiperOnnxEngine:
         if self._has_alignment and len(result) > 1:
             samples = (np.asarray(result[1]).reshape(-1) * self.hop_length).astype(np.int64)
         return EngineOutput(audio, self.sample_rate, samples)
+
+    def _noise(self, seed: int | None, size: int) -> dict[str, np.ndarray]:
+        """One array per noise input: seeded per input when ``seed`` is given, fresh otherwise."""
+        feed = {}
+        for k in range(self._noise_inputs):
+            rng = np.random.default_rng(None if seed is None else derive_seed(seed, "noise", k))
+            feed[f"noise_{k}"] = rng.standard_normal(size, dtype=np.float32)
+        return feed
 
     def close(self) -> None:
         self.session = None  # type: ignore[assignment]

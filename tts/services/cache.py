@@ -109,6 +109,7 @@ def audio_cache_key(
         "options": model_version.options or {},
         "voice": [voice.voice_id, voice.speaker_index, _stamp(voice)],
         "settings": req.settings,
+        "seed": req.seed,
         "speed": req.speed,
         "language": req.language or voice.language,
         "segments": [[s.text, s.rate, s.pause_after_ms] for s in segments],

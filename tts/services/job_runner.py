@@ -50,7 +50,7 @@ from .admission import SynthesisAdmission
 from .engines import get_registry, spec_for
 from .job_audio import assemble, chunk_save, chunks_delete
 from .job_events import job_publish
-from .synthesis import segment_params, synthesize_segment
+from .synthesis import noise_variation, segment_params, synthesize_segment
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisRequest
 
@@ -147,11 +147,14 @@ def _run_claimed(job: Job, token: str) -> str:
         raise RetryLater(exc.message) from exc
     speaker = run.voice.speaker_index
     speed = run.request.speed
+    variation = noise_variation(run.request.settings)
     try:
         engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
             pieces = [
-                synthesize_segment(engine, seg, segment_params(engine, seg, speaker_index=speaker, speed=speed))
+                synthesize_segment(
+                    engine, seg, segment_params(engine, seg, speaker_index=speaker, speed=speed, variation=variation)
+                )
                 for seg in _segments(job.plan[index])
             ]
             pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)

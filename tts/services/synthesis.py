@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -29,7 +29,7 @@ from django.db import transaction
 from accounts.quota import QuotaExceeded, Reservation, reserve_characters
 from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import make_encoder
-from tts.inference.engine import Engine, EngineError, SynthesisParams
+from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.language import check_language
 from tts.text.prepare import TextError
@@ -52,6 +52,7 @@ __all__ = [
     "SynthesisResult",
     "SynthesisRun",
     "ensure_engine",
+    "noise_variation",
     "resolve_model_version",
     "segment_params",
     "synthesis_create",
@@ -265,15 +266,56 @@ def _engine_unavailable() -> SynthesisError:
     )
 
 
-def segment_params(engine: Engine, segment: Segment, *, speaker_index: int, speed: float) -> SynthesisParams:
-    """Engine knobs for one segment: the caller's speed times the segment's own rate."""
+def noise_variation(voice_settings: dict[str, Any]) -> float:
+    """``voice_settings.stability`` (0..1) as a factor on the VITS noise scales.
+
+    0.5 (ElevenLabs' default) and no stability keep the voice's own scales.
+    Above 0.5 they shrink linearly to none at 1.0 (every take alike: the
+    model's mean reading); below 0.5 they grow linearly to 1.5 times at 0.0.
+    """
+    stability = voice_settings.get("stability")
+    if stability is None:
+        return 1.0
+    s = min(1.0, max(0.0, float(stability)))
+    return 2.0 * (1.0 - s) if s >= 0.5 else 1.0 + (0.5 - s)
+
+
+def segment_params(
+    engine: Engine,
+    segment: Segment,
+    *,
+    speaker_index: int,
+    speed: float,
+    seed: int | None = None,
+    index: int = 0,
+    variation: float = 1.0,
+) -> SynthesisParams:
+    """Engine knobs for one segment: the caller's speed times the segment's own rate.
+
+    A request's ``seed`` gives segment ``index`` its own seed, so each segment's
+    noise is reproducible and independent of how the others were scheduled.
+    """
     speed = max(0.05, speed * segment.rate)
     base = float(getattr(engine, "default_length_scale", 1.0))
-    return SynthesisParams(speaker_id=speaker_index, length_scale=base / speed)
+    return SynthesisParams(
+        speaker_id=speaker_index,
+        length_scale=base / speed,
+        seed=None if seed is None else derive_seed(seed, "segment", index),
+        variation=variation,
+    )
 
 
-def _params_for(run: SynthesisRun, engine: Engine, segment: Segment) -> SynthesisParams:
-    return segment_params(engine, segment, speaker_index=run.voice.speaker_index, speed=run.request.speed)
+def _params_for(run: SynthesisRun, engine: Engine, segment: Segment, index: int) -> SynthesisParams:
+    req = run.request
+    return segment_params(
+        engine,
+        segment,
+        speaker_index=run.voice.speaker_index,
+        speed=req.speed,
+        seed=req.seed,
+        index=index,
+        variation=noise_variation(req.settings),
+    )
 
 
 def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams) -> np.ndarray:
@@ -287,30 +329,31 @@ _segment_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_
 
 def _synthesize_ahead(
     run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int
-) -> Iterator[tuple[Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
+) -> Iterator[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
     """Segments in order, each with its synthesis already submitted, ``ahead`` at a time.
 
     With ``ahead`` 1 nothing is submitted (the caller synthesizes, e.g. in
     windows). Closing the iterator cancels what has not started, so a client
     that goes away never starts the engine on segments it will not receive.
     """
-    source = iter(run.segments if run.segment_source is None else run.segment_source)
+    source = enumerate(run.segments if run.segment_source is None else run.segment_source)
     if ahead <= 1:
-        for segment in source:
-            yield segment, None
+        for index, segment in source:
+            yield index, segment, None
         return
-    pending: deque[tuple[Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
+    pending: deque[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
     try:
         while True:
             while len(pending) < ahead and (upcoming := next(source, None)) is not None:
-                params = _params_for(run, engine, upcoming)
-                future = _segment_pool.submit(synthesize_segment_timed, engine, upcoming, params, silence_ms=silence_ms)
-                pending.append((upcoming, future))
+                index, segment = upcoming
+                params = _params_for(run, engine, segment, index)
+                future = _segment_pool.submit(synthesize_segment_timed, engine, segment, params, silence_ms=silence_ms)
+                pending.append((index, segment, future))
             if not pending:
                 return
             yield pending.popleft()
     finally:
-        for _, future in pending:
+        for _, _, future in pending:
             future.cancel()
 
 
@@ -395,18 +438,18 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     # Known text on an engine that runs several syntheses at once: the next
     # segment is synthesized while this one is sent (at most that many ahead).
     ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
-    for segment, done in _synthesize_ahead(run, engine, ahead, silence):
+    for index, segment, done in _synthesize_ahead(run, engine, ahead, silence):
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         if windowed:
             timing = SegmentTiming()
-            params = _params_for(run, engine, segment)
+            params = _params_for(run, engine, segment, index)
             pieces = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
         else:
             if done is not None:
                 pcm, timing = done.result()
             else:
-                params = _params_for(run, engine, segment)
+                params = _params_for(run, engine, segment, index)
                 pcm, timing = synthesize_segment_timed(engine, segment, params, silence_ms=silence)
             pieces = iter([pcm])
             # Known before the audio goes out: a live stream sends it with the chunk.

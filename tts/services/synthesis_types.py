@@ -72,6 +72,8 @@ class SynthesisRequest:
     model_field: str = "model_id"
     #: The caller asked for character timestamps: the history item keeps them (captions).
     timestamps: bool = False
+    #: Noise seed: the same seed, text, voice and settings give the same bytes (``None``: fresh noise).
+    seed: int | None = None
 
 
 @dataclass

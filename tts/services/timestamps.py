@@ -21,6 +21,7 @@ SSML, whose offsets are unknown, ``alignment`` is the spoken text as well).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import unicodedata
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from tts.inference.engine import Engine, SynthesisParams
+from tts.inference.engine import Engine, SynthesisParams, derive_seed
 from tts.text.segment import Segment
 
 #: A word in text: a run of non-space characters; only letters and digits are timed.
@@ -158,10 +159,12 @@ def iter_segment_timed(
     offset = 0
     known = kinds is not None
     windowed = getattr(engine, "iter_synthesize_ids", None)
-    for phonemes in engine.phonemize(segment.text):
+    for sentence, phonemes in enumerate(engine.phonemize(segment.text)):
         if not phonemes:
             continue
         ids = engine.phonemes_to_ids(phonemes)
+        if params.seed is not None:  # each sentence the phonemizer found gets its own noise
+            params = dataclasses.replace(params, seed=derive_seed(params.seed, "sentence", sentence))
         outputs = windowed(ids, params) if windowed is not None else iter([engine.synthesize_ids(ids, params)])
         samples = None
         length = 0
