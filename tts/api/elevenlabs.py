@@ -44,6 +44,14 @@ class TextToSpeechInputSerializer(serializers.Serializer):
     voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
     apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], required=False, default="auto")
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
+    previous_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
+    next_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
+    previous_request_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, allow_null=True, max_length=3
+    )
+    next_request_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, allow_null=True, max_length=3
+    )
 
 
 class QueryInputSerializer(serializers.Serializer):
@@ -81,6 +89,10 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
         request_id=getattr(request._request, "request_id", ""),
         settings={k: v for k, v in settings_in.items() if v is not None},
         seed=data.get("seed"),
+        previous_text=data.get("previous_text") or None,
+        next_text=data.get("next_text") or None,
+        previous_request_ids=list(data.get("previous_request_ids") or []),
+        next_request_ids=list(data.get("next_request_ids") or []),
     )
 
 

@@ -9,6 +9,11 @@ feeds those inputs from NumPy generators: seeded ones (``SynthesisParams.seed``)
 for reproducible audio, fresh ones otherwise. The prior's noise is sized from
 the phoneme count; a run that needs more is retried with a larger draw, which
 starts with the same values (NumPy fills arrays in sequence).
+
+The same edit marks the phoneme durations (the duration predictor's ``Ceil``)
+as an output when the export lacks it (``piper.patch_voice_with_alignment``):
+same weights, same audio, and every voice reports where its phonemes are
+(timestamps, and the cuts of request stitching).
 """
 
 from __future__ import annotations
@@ -38,6 +43,13 @@ def seedable_graph(model_path: str) -> tuple[bytes, int]:
     ``Y = RandomNormalLike(X)`` becomes ``Y = Reshape(Slice(noise_k, [0], [Size(X)]), Shape(X))``.
     """
     model = onnx.load(model_path)
+    if len(model.graph.output) == 1:
+        try:
+            from piper.patch_voice_with_alignment import add_alignment_output
+
+            add_alignment_output(model)
+        except (ImportError, ValueError) as exc:  # not a Piper/VITS export: no durations then
+            logger.info("no alignment output for %s: %s", model_path, exc)
     graph = model.graph
     nodes = []
     count = 0

@@ -40,10 +40,17 @@ from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
+from .stitching import stitching_context
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
 from .text_input import segments_for, validate_text
-from .timestamps import AlignmentTimeline, SegmentTiming, iter_segment_timed, synthesize_segment_timed
+from .timestamps import (
+    AlignmentTimeline,
+    SegmentContext,
+    SegmentTiming,
+    iter_segment_timed,
+    synthesize_segment_timed,
+)
 from .voices import active_model_version, voice_and_active_version
 
 __all__ = [
@@ -126,7 +133,8 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     except TextError as exc:
         raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=exc.field) from exc
     segments = segments_for(text, language=language, normalization=req.normalization, field=req.text_field)
-    admission, cache_key, cached = _admit(req, voice, model_version, segments, whole=whole)
+    context = stitching_context(req)
+    admission, cache_key, cached = _admit(req, voice, model_version, segments, whole=whole, context=context)
     record = SynthesisRecord(
         tenant=req.tenant,
         api_key=req.api_key,
@@ -160,6 +168,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         cached=cached,
         answered=whole and cached is not None,
         whole=whole,
+        context=context,
     )
     try:
         if run.answered and cached is not None:
@@ -225,7 +234,13 @@ def _store_cached_audio(run: SynthesisRun, cached: CachedAudio) -> bool:
 
 
 def _admit(
-    req: SynthesisRequest, voice: Voice, model_version: ModelVersion, segments: list[Segment], *, whole: bool
+    req: SynthesisRequest,
+    voice: Voice,
+    model_version: ModelVersion,
+    segments: list[Segment],
+    *,
+    whole: bool,
+    context: SegmentContext | None = None,
 ) -> tuple[SynthesisAdmission, str | None, CachedAudio | None]:
     """Rate limits, the cache lookup, a concurrency slot (not for a whole-file hit), an engine place on a miss."""
     try:
@@ -233,7 +248,8 @@ def _admit(
     except LimitExceeded as exc:
         raise SynthesisError.from_limit(exc) from exc
     try:
-        cache_key = audio_cache_key(req, voice=voice, model_version=model_version, segments=segments)
+        sides = (context.before, context.after) if context is not None else None
+        cache_key = audio_cache_key(req, voice=voice, model_version=model_version, segments=segments, context=sides)
         cached = audio_cache.get(cache_key)
         if cached is None or not whole:
             admission.hold_slot(tenant=req.tenant)
@@ -305,6 +321,16 @@ def segment_params(
     )
 
 
+def _context_for(run: SynthesisRun, index: int) -> SegmentContext | None:
+    """The stitching context of segment ``index``: before the first, after the last (known text only)."""
+    ctx = run.context
+    if ctx is None or run.segment_source is not None:
+        return None
+    before = ctx.before if index == 0 else None
+    after = ctx.after if index == len(run.segments) - 1 else None
+    return None if before is None and after is None else SegmentContext(before, after)
+
+
 def _params_for(run: SynthesisRun, engine: Engine, segment: Segment, index: int) -> SynthesisParams:
     req = run.request
     return segment_params(
@@ -347,7 +373,14 @@ def _synthesize_ahead(
             while len(pending) < ahead and (upcoming := next(source, None)) is not None:
                 index, segment = upcoming
                 params = _params_for(run, engine, segment, index)
-                future = _segment_pool.submit(synthesize_segment_timed, engine, segment, params, silence_ms=silence_ms)
+                future = _segment_pool.submit(
+                    synthesize_segment_timed,
+                    engine,
+                    segment,
+                    params,
+                    silence_ms=silence_ms,
+                    context=_context_for(run, index),
+                )
                 pending.append((index, segment, future))
             if not pending:
                 return
@@ -444,13 +477,17 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         if windowed:
             timing = SegmentTiming()
             params = _params_for(run, engine, segment, index)
-            pieces = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
+            pieces = iter_segment_timed(
+                engine, segment, params, silence_ms=silence, timing=timing, context=_context_for(run, index)
+            )
         else:
             if done is not None:
                 pcm, timing = done.result()
             else:
                 params = _params_for(run, engine, segment, index)
-                pcm, timing = synthesize_segment_timed(engine, segment, params, silence_ms=silence)
+                pcm, timing = synthesize_segment_timed(
+                    engine, segment, params, silence_ms=silence, context=_context_for(run, index)
+                )
             pieces = iter([pcm])
             # Known before the audio goes out: a live stream sends it with the chunk.
             timeline.add(segment, timing, offset=segment_start)

@@ -36,7 +36,7 @@ from .admission import SynthesisAdmission
 from .cache import CachedAudio
 from .history import AudioSink, store_record_audio
 from .synthesis_types import SynthesisRequest
-from .timestamps import AlignmentTimeline
+from .timestamps import AlignmentTimeline, SegmentContext
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +70,8 @@ class SynthesisRun:
     cache_key: str | None = None
     #: Character timings of what was synthesized (or the cached entry's), for with-timestamps and history.
     timeline: AlignmentTimeline | None = None
+    #: Request stitching: the text read before the first segment and after the last (``stitching``).
+    context: SegmentContext | None = None
     #: The cached audio that answers this request, when it was a cache hit.
     cached: CachedAudio | None = None
     #: A whole-file cache hit: the record was written once, in its final state, with the

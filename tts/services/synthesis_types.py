@@ -74,6 +74,11 @@ class SynthesisRequest:
     timestamps: bool = False
     #: Noise seed: the same seed, text, voice and settings give the same bytes (``None``: fresh noise).
     seed: int | None = None
+    #: Request stitching (``tts.services.stitching``): the text around this one, or earlier/later requests' ids.
+    previous_text: str | None = None
+    next_text: str | None = None
+    previous_request_ids: list[str] = field(default_factory=list)
+    next_request_ids: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from tts.inference.engine import Engine, SynthesisParams, derive_seed
+from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed
 from tts.text.segment import Segment
 
 #: A word in text: a run of non-space characters; only letters and digits are timed.
@@ -130,8 +130,29 @@ def spoken_words(
     return words, letters
 
 
+@dataclass(frozen=True)
+class SegmentContext:
+    """Text spoken around a segment but not sent: request stitching.
+
+    ``before``: the end of the previous request's text (``""``: a continuation
+    whose text is unknown); ``after``: the start of the next one's. ``None``:
+    no context on that side. A segment with context is synthesized with the
+    context's phonemes in the same utterance, so the model reads it as the
+    middle of a sentence (no leading pause, continuation intonation), and the
+    audio is cut at the phoneme boundaries from the model's durations.
+    """
+
+    before: str | None = None
+    after: str | None = None
+
+
 def synthesize_segment_timed(
-    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int
+    engine: Engine,
+    segment: Segment,
+    params: SynthesisParams,
+    *,
+    silence_ms: int,
+    context: SegmentContext | None = None,
 ) -> tuple[np.ndarray, SegmentTiming]:
     """Float PCM for one segment (trailing pause included) and where its words are.
 
@@ -140,32 +161,96 @@ def synthesize_segment_timed(
     the timing has no words and the caller spreads the segment evenly.
     """
     timing = SegmentTiming()
-    pieces = list(iter_segment_timed(engine, segment, params, silence_ms=silence_ms, timing=timing))
+    pieces = list(iter_segment_timed(engine, segment, params, silence_ms=silence_ms, timing=timing, context=context))
     return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)), timing
 
 
+def _context_phonemes(engine: Engine, text: str) -> list[str]:
+    phonemes = [ph for sentence in engine.phonemize(text) for ph in sentence]
+    while phonemes and phonemes[-1].isspace():
+        phonemes.pop()
+    return phonemes
+
+
+#: Fade at a cut inside an utterance, so it never clicks (samples).
+_CUT_FADE = 48
+
+
+def synthesize_in_context(
+    engine: Engine, phonemes: list[str], params: SynthesisParams, *, before: str | None, after: str | None
+) -> tuple[list[int], EngineOutput] | None:
+    """One sentence synthesized between context phonemes and cut back to its own.
+
+    Returns the sentence's own ids and output (audio and per-id samples), or
+    ``None`` when the engine reports no durations (nothing to cut by).
+    """
+    head = [*_context_phonemes(engine, before), " "] if before else []
+    body = list(phonemes)
+    while body and body[-1].isspace():
+        body.pop()
+    tail = [" ", *_context_phonemes(engine, after)] if after else []
+    ids = engine.phonemes_to_ids(head + body + tail)
+    # phonemes_to_ids(x) is BOS, pad, (id, pad) per phoneme, EOS: the ids of a
+    # prefix, without its EOS, are where the next phoneme starts.
+    start = len(engine.phonemes_to_ids(head)) - 1 if before is not None else 0
+    end = len(engine.phonemes_to_ids(head + body)) - 1 if after is not None else len(ids)
+    out = engine.synthesize_ids(ids, params)
+    samples = out.phoneme_samples
+    if samples is None or len(samples) != len(ids):
+        return None
+    scale = len(out.audio) / max(1, int(np.sum(samples)))
+    first = round(int(np.sum(samples[:start])) * scale)
+    last = round(int(np.sum(samples[:end])) * scale) if end < len(ids) else len(out.audio)
+    audio = out.audio[first:last].copy()
+    fade = min(_CUT_FADE, len(audio) // 2)
+    if fade and before is not None:
+        audio[:fade] *= np.linspace(0.0, 1.0, fade, dtype=np.float32)
+    if fade and after is not None:
+        audio[-fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+    return ids[start:end], EngineOutput(audio, out.sample_rate, np.asarray(samples[start:end]))
+
+
 def iter_segment_timed(
-    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int, timing: SegmentTiming
+    engine: Engine,
+    segment: Segment,
+    params: SynthesisParams,
+    *,
+    silence_ms: int,
+    timing: SegmentTiming,
+    context: SegmentContext | None = None,
 ) -> Iterator[np.ndarray]:
     """The same audio as ``synthesize_segment_timed``, in pieces as they are ready.
 
     Engines that decode a sentence in windows (``iter_synthesize_ids``, the
     PyTorch engine) give the first audio of a long sentence before the whole
     sentence is decoded; others give one piece per sentence. ``timing`` is
-    filled in once the segment is complete.
+    filled in once the segment is complete. ``context``: the first sentence
+    is read after ``context.before`` and the last before ``context.after``.
     """
     kinds = _id_kinds(engine)
     rate = float(engine.sample_rate)
     offset = 0
     known = kinds is not None
     windowed = getattr(engine, "iter_synthesize_ids", None)
-    for sentence, phonemes in enumerate(engine.phonemize(segment.text)):
+    sentences = engine.phonemize(segment.text)
+    spoken = [n for n, phonemes in enumerate(sentences) if phonemes]
+    seed = params.seed
+    for sentence, phonemes in enumerate(sentences):
         if not phonemes:
             continue
         ids = engine.phonemes_to_ids(phonemes)
-        if params.seed is not None:  # each sentence the phonemizer found gets its own noise
-            params = dataclasses.replace(params, seed=derive_seed(params.seed, "sentence", sentence))
-        outputs = windowed(ids, params) if windowed is not None else iter([engine.synthesize_ids(ids, params)])
+        if seed is not None:  # each sentence the phonemizer found gets its own noise
+            params = dataclasses.replace(params, seed=derive_seed(seed, "sentence", sentence))
+        before = context.before if context is not None and sentence == spoken[0] else None
+        after = context.after if context is not None and sentence == spoken[-1] else None
+        cut = None
+        if before is not None or after is not None:
+            cut = synthesize_in_context(engine, phonemes, params, before=before, after=after)
+        if cut is not None:
+            ids, only = cut
+            outputs: Iterator[EngineOutput] = iter([only])
+        else:
+            outputs = windowed(ids, params) if windowed is not None else iter([engine.synthesize_ids(ids, params)])
         samples = None
         length = 0
         for index, out in enumerate(outputs):
