@@ -37,6 +37,11 @@ class VoiceSettingsSerializer(serializers.Serializer):
     speed = serializers.FloatField(required=False, allow_null=True, min_value=0.5, max_value=2.0)
 
 
+class DictionaryLocatorSerializer(serializers.Serializer):
+    pronunciation_dictionary_id = serializers.CharField(max_length=64)
+    version_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True)
+
+
 class TextToSpeechInputSerializer(serializers.Serializer):
     text = serializers.CharField(allow_blank=True, trim_whitespace=False)
     model_id = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=100)
@@ -44,6 +49,7 @@ class TextToSpeechInputSerializer(serializers.Serializer):
     voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
     apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], required=False, default="auto")
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
+    pronunciation_dictionary_locators = DictionaryLocatorSerializer(many=True, required=False, allow_null=True)
     previous_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     next_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     previous_request_ids = serializers.ListField(
@@ -93,6 +99,7 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
         next_text=data.get("next_text") or None,
         previous_request_ids=list(data.get("previous_request_ids") or []),
         next_request_ids=list(data.get("next_request_ids") or []),
+        pronunciation_dictionary_locators=[dict(x) for x in data.get("pronunciation_dictionary_locators") or []],
     )
 
 

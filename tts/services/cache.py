@@ -103,6 +103,7 @@ def audio_cache_key(
     model_version: ModelVersion,
     segments: list[Segment],
     context: tuple[str | None, str | None] | None = None,
+    dictionaries: list[tuple[str, str]] | None = None,
 ) -> str | None:
     """The cache key of a request, or None when caching is off."""
     if not settings.TTS_AUDIO_CACHE_ENABLED:
@@ -116,6 +117,7 @@ def audio_cache_key(
         "settings": req.settings,
         "seed": req.seed,
         "context": list(context) if context else None,
+        "dictionaries": dictionaries or None,
         "speed": req.speed,
         "language": req.language or voice.language,
         "segments": [[s.text, s.rate, s.pause_after_ms] for s in segments],

@@ -40,6 +40,7 @@ from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
+from .pronunciation import dictionaries_for
 from .stitching import stitching_context
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
@@ -132,9 +133,19 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         language = check_language(text, [voice.language, *model_version.languages], req.language)
     except TextError as exc:
         raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=exc.field) from exc
-    segments = segments_for(text, language=language, normalization=req.normalization, field=req.text_field)
+    dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
+    spoken = dictionaries.apply(text) if dictionaries is not None else text
+    segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)
     context = stitching_context(req)
-    admission, cache_key, cached = _admit(req, voice, model_version, segments, whole=whole, context=context)
+    admission, cache_key, cached = _admit(
+        req,
+        voice,
+        model_version,
+        segments,
+        whole=whole,
+        context=context,
+        dictionaries=dictionaries.versions if dictionaries is not None else None,
+    )
     record = SynthesisRecord(
         tenant=req.tenant,
         api_key=req.api_key,
@@ -150,7 +161,9 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         sample_rate=req.output_format.sample_rate,
         source=req.source,
         request_id=req.request_id,
-        settings=req.settings,
+        settings=req.settings
+        if dictionaries is None
+        else {**req.settings, "pronunciation_dictionary_locators": dictionaries.as_json()},
         cache_hit=cached is not None,
     )
     run = SynthesisRun(
@@ -169,6 +182,8 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         answered=whole and cached is not None,
         whole=whole,
         context=context,
+        spoken_text=spoken if spoken != text else None,
+        dictionaries=dictionaries,
     )
     try:
         if run.answered and cached is not None:
@@ -241,6 +256,7 @@ def _admit(
     *,
     whole: bool,
     context: SegmentContext | None = None,
+    dictionaries: list[tuple[str, str]] | None = None,
 ) -> tuple[SynthesisAdmission, str | None, CachedAudio | None]:
     """Rate limits, the cache lookup, a concurrency slot (not for a whole-file hit), an engine place on a miss."""
     try:
@@ -249,7 +265,14 @@ def _admit(
         raise SynthesisError.from_limit(exc) from exc
     try:
         sides = (context.before, context.after) if context is not None else None
-        cache_key = audio_cache_key(req, voice=voice, model_version=model_version, segments=segments, context=sides)
+        cache_key = audio_cache_key(
+            req,
+            voice=voice,
+            model_version=model_version,
+            segments=segments,
+            context=sides,
+            dictionaries=dictionaries,
+        )
         cached = audio_cache.get(cache_key)
         if cached is None or not whole:
             admission.hold_slot(tenant=req.tenant)
@@ -421,7 +444,11 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
         run.record.sample_rate = encoder.format.sample_rate
         # A live stream's pieces each have their own offsets: its alignment follows the spoken text.
         live = run.segment_source is not None
-        timeline = AlignmentTimeline(None) if live else AlignmentTimeline.for_segments(req.text, run.segments)
+        timeline = (
+            AlignmentTimeline(None)
+            if live
+            else AlignmentTimeline.for_segments(run.spoken_text or req.text, run.segments)
+        )
         run.timeline = timeline
         # Everything sent, for the cache; live streams are not cached (their text was not known up front).
         sent = [] if run.cache_key and req.enable_logging and not live else None

@@ -35,6 +35,7 @@ from . import metrics
 from .admission import SynthesisAdmission
 from .cache import CachedAudio
 from .history import AudioSink, store_record_audio
+from .pronunciation import AppliedDictionaries
 from .synthesis_types import SynthesisRequest
 from .timestamps import AlignmentTimeline, SegmentContext
 
@@ -72,6 +73,10 @@ class SynthesisRun:
     timeline: AlignmentTimeline | None = None
     #: Request stitching: the text read before the first segment and after the last (``stitching``).
     context: SegmentContext | None = None
+    #: The text the segments were cut from, when pronunciation dictionaries rewrote the request's.
+    spoken_text: str | None = None
+    #: The pronunciation dictionaries the request uses (a live stream applies them to each piece).
+    dictionaries: AppliedDictionaries | None = None
     #: The cached audio that answers this request, when it was a cache hit.
     cached: CachedAudio | None = None
     #: A whole-file cache hit: the record was written once, in its final state, with the

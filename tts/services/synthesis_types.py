@@ -79,6 +79,8 @@ class SynthesisRequest:
     next_text: str | None = None
     previous_request_ids: list[str] = field(default_factory=list)
     next_request_ids: list[str] = field(default_factory=list)
+    #: ``[{"pronunciation_dictionary_id", "version_id"?}]``, at most 3; none: the tenant's default dictionaries.
+    pronunciation_dictionary_locators: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
