@@ -98,6 +98,7 @@ class SynthesisRecord(models.Model):
         OPENAI = "openai", "OpenAI API"
         JOB = "job", "Long-form job"
         PLAYGROUND = "playground", "Playground"
+        COMPAT = "compat", "CosyVoice-compatible API"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="history")

@@ -12,6 +12,7 @@ from tts import urls as speech_pages
 from tts.api import elevenlabs, health, openai, resources, streaming
 from tts.api import jobs as job_api
 from tts.api import pronunciation as dictionaries_api
+from tts.api import reference as reference_api
 from tts.api import timestamps as timestamps_api
 from tts.api import usage as usage_api
 
@@ -88,6 +89,9 @@ api_v1 = [
 
 urlpatterns = [
     *api_v1,
+    path("api/tts", reference_api.ApiTtsView.as_view(), name="compat-api-tts"),
+    path("tts", reference_api.LiteTtsView.as_view(), name="compat-tts"),
+    path("api/admin/reload", reference_api.ReloadView.as_view(), name="compat-admin-reload"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),

@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import Tenant
+from infra.lookup_cache import LookupCache, lookup_cache
 from tts.models import PronunciationDictionary, PronunciationDictionaryVersion
 from tts.text.lexicon import LexiconError, Rule, apply_rules
 
@@ -24,6 +25,18 @@ from .synthesis_types import SynthesisError
 MAX_LOCATORS = 3
 #: Rules per version.
 MAX_RULES = 5000
+
+
+#: A tenant's default dictionaries' latest versions (a tuple, empty for most tenants: cached too).
+_defaults: LookupCache[int, tuple[PronunciationDictionaryVersion, ...]] = lookup_cache("default dictionaries")
+
+
+def _default_versions(tenant: Tenant) -> tuple[PronunciationDictionaryVersion, ...]:
+    def load() -> tuple[PronunciationDictionaryVersion, ...]:
+        defaults = PronunciationDictionary.objects.filter(tenant=tenant, is_default=True, archived_at__isnull=True)
+        return tuple(_latest_with_dictionary(d) for d in defaults.order_by("created_at")[:MAX_LOCATORS])
+
+    return _defaults.get(tenant.pk, load) or ()
 
 
 @dataclass(frozen=True)
@@ -148,9 +161,14 @@ def dictionaries_for(
             except SynthesisError as exc:
                 raise SynthesisError(f"{field}: {exc.message}", code=exc.code, status=400, field=field) from exc
     else:
-        defaults = PronunciationDictionary.objects.filter(tenant=tenant, is_default=True, archived_at__isnull=True)
-        versions = [latest_version(d) for d in defaults.order_by("created_at")[:MAX_LOCATORS]]
+        versions = list(_default_versions(tenant))
     if not versions:
         return None
     rules = [Rule.from_json(r) for v in versions for r in v.rules]
     return AppliedDictionaries([(v.dictionary.dictionary_id, v.version_id) for v in versions], rules)
+
+
+def _latest_with_dictionary(dictionary: PronunciationDictionary) -> PronunciationDictionaryVersion:
+    version = latest_version(dictionary)
+    version.dictionary = dictionary  # read once, kept with the cached version
+    return version
