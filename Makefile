@@ -11,25 +11,31 @@ PORT ?= 8000
 # their own environment (tests/settings.py), as production does.
 run worker beat: export DEBUG ?= true
 
-.PHONY: run test lint typecheck bench install install-dev worker beat clean
+.PHONY: run test screenshots lint typecheck bench install install-dev worker beat clean
 
+# First runs install for minutes: say so, and let pip show what it fetches.
 $(BIN)/python:
+	@echo "==> Creating the virtualenv $(VENV) (first run only)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	@echo "==> Installing the platform and its dependencies into $(VENV) (first run: a few minutes)"
+	$(BIN)/pip install -e .
+	@echo "==> Installed; next runs skip this step until pyproject.toml changes"
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q $(TORCH_CPU)
-	$(BIN)/pip install -q -e '.[dev,torch]'
+	@echo "==> Installing PyTorch (CPU build, $(TORCH_CPU)) and the dev tools into $(VENV) (first run: several minutes)"
+	$(BIN)/pip install $(TORCH_CPU)
+	$(BIN)/pip install -e '.[dev,torch]'
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 run: $(VENV)/.installed
+	@$(BIN)/python -m ttsplatform.dev_settings
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT)
 	@echo "Serving on http://$(HOST):$(PORT)  (dashboard /, admin /admin/, API /v1/...)"
@@ -57,6 +63,12 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	# The same API suite with the joe voice served by the PyTorch engine.
 	TTS_TEST_ENGINE=vits-torch $(BIN)/python -m pytest -q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py
+
+# The README's dashboard images: the browser test, told to write docs/screenshots/*.png
+# (make test only renders them, so a test run leaves the checkout unchanged).
+screenshots: $(VENV)/.installed-dev
+	bash tests/install_system_deps.sh $(BIN)/pip
+	TTS_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/browser/test_dashboard.py
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -82,6 +82,22 @@ def api_key_revoke(*, api_key: ApiKey) -> None:
     clear_lookup_caches()  # refused at once here; other processes within TTS_LOOKUP_CACHE_S
 
 
+def api_key_still_valid(key_id: int) -> InvalidApiKey | None:
+    """Why an authenticated key may no longer be used (revoked, expired, tenant disabled), or None.
+
+    Read from the database, not the lookup cache: open WebSockets call it every few
+    seconds so that a key revoked in any process closes them promptly.
+    """
+    key = ApiKey.objects.select_related("tenant").filter(pk=key_id).first()
+    if key is None or key.revoked_at is not None:
+        return InvalidApiKey("This API key has been revoked.", "api_key_revoked")
+    if key.expires_at is not None and key.expires_at <= timezone.now():
+        return InvalidApiKey("This API key has expired.", "api_key_expired")
+    if not key.tenant.is_active:
+        return InvalidApiKey("The account this API key belongs to is disabled.", "account_disabled")
+    return None
+
+
 def api_key_authenticate(raw_key: str) -> ApiKey:
     """Return the usable key for ``raw_key`` or raise ``InvalidApiKey``."""
     raw_key = raw_key.strip()

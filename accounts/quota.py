@@ -117,6 +117,14 @@ def characters_per_request_limit(plan: Plan) -> int:
     return min(settings.TTS_MAX_CHARS_PER_REQUEST, plan.max_characters_per_request)
 
 
+def audio_seconds_limit(plan: Plan) -> float:
+    """The most seconds of audio one synthesis request may make on ``plan`` (``TTS_MAX_AUDIO_SECONDS``).
+
+    With the speed floor (``TTS_MIN_SPEED``) it bounds the work behind every billed character.
+    """
+    return float(settings.TTS_MAX_AUDIO_SECONDS)
+
+
 def seconds_until_next_period(now: dt.datetime | None = None) -> int:
     """Seconds until the quota resets (the ``Retry-After`` of a quota refusal); at least 1."""
     now = now or timezone.now()

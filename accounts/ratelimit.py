@@ -15,8 +15,10 @@ number of processes see one count. Times come from the Redis server's clock,
 so processes on machines with skewed clocks agree.
 
 **Concurrency slots** are members of a per-tenant sorted set scored by a lease
-deadline (``TTS_STREAM_SLOT_LEASE_S``): a process that dies while streaming
-frees its slots when the lease runs out instead of leaking them forever.
+deadline (``TTS_STREAM_SLOT_LEASE_S``, 60 s): a live holder renews its
+leases every third of a lease (a thread per process), so a WebSocket open for
+hours keeps its slot, while a process that dies frees its slots when their
+lease runs out instead of leaking them.
 
 Without ``REDIS_URL`` both live in this process (same algorithms, a lock
 instead of Lua). When Redis is unreachable they fall back to the in-process
@@ -32,6 +34,7 @@ import math
 import threading
 import time
 import uuid
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -221,6 +224,67 @@ return 1
 """
 
 
+_RENEW_SCRIPT = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local renewed = 0
+for i = 1, #KEYS do
+  renewed = renewed + redis.call('ZADD', KEYS[i], 'XX', 'CH', now + tonumber(ARGV[1]), ARGV[i + 1])
+  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[1]))
+end
+return renewed
+"""
+
+
+class _LeaseRenewer:
+    """Renews the Redis leases of the slots this process holds, every third of a lease.
+
+    A slot's lease (``TTS_STREAM_SLOT_LEASE_S``) is what frees it when its
+    holder dies; a live holder (a long WebSocket) keeps it by renewal, so the
+    lease can be short and a crashed process's slots come back within it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: weakref.WeakSet[StreamSlot] = weakref.WeakSet()
+        self._thread: threading.Thread | None = None
+
+    def add(self, slot: StreamSlot) -> None:
+        with self._lock:
+            self._held.add(slot)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="tts-slot-leases", daemon=True)
+                self._thread.start()
+
+    def discard(self, slot: StreamSlot) -> None:
+        with self._lock:
+            self._held.discard(slot)
+
+    def renew_now(self) -> int:
+        with self._lock:
+            slots = [slot for slot in self._held if not slot.released]
+        if not slots:
+            return 0
+        lease_ms = settings.TTS_STREAM_SLOT_LEASE_S * 1000
+        try:
+            renewed = redis_script(_RENEW_SCRIPT)(
+                keys=[slot.key for slot in slots], args=[lease_ms, *(slot.token for slot in slots)]
+            )
+            _slot_circuit.succeeded()
+            return int(renewed or 0)
+        except Exception as exc:
+            _slot_circuit.failed(exc)
+            return 0
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(max(1.0, settings.TTS_STREAM_SLOT_LEASE_S / 3))
+            self.renew_now()
+
+
+_lease_renewer = _LeaseRenewer()
+
+
 class _LocalSlots:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -247,7 +311,7 @@ _local_slots = _LocalSlots()
 _slot_circuit = RedisCircuit("concurrency caps", "counting streams in this process")
 
 
-@dataclass
+@dataclass(eq=False)  # hashable by identity: the lease renewer keeps a weak set of them
 class StreamSlot:
     """One of a tenant's concurrent-synthesis places; ``release()`` is idempotent."""
 
@@ -263,6 +327,7 @@ class StreamSlot:
         if not self.in_redis:
             _local_slots.release(self.key, self.token)
             return
+        _lease_renewer.discard(self)
         try:
             redis_client().zrem(self.key, self.token)
             _slot_circuit.succeeded()
@@ -301,7 +366,10 @@ def acquire_stream_slot(*, tenant: Tenant) -> StreamSlot:
             status=429,
             retry_after=1,
         )
-    return StreamSlot(key=key, token=token, in_redis=in_redis)
+    slot = StreamSlot(key=key, token=token, in_redis=in_redis)
+    if in_redis:
+        _lease_renewer.add(slot)
+    return slot
 
 
 def reset_local_limits() -> None:

@@ -21,7 +21,7 @@ Usage::
 
     .venv/bin/python bench/bench_cache.py                      # SQLite, no Redis
     DB_POOL_SIZE=8 DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/bench_cache.py
-    .venv/bin/python bench/bench_cache.py --seconds 20 --concurrency 1 8 --markdown /tmp/bench-cache.md
+    .venv/bin/python bench/bench_cache.py --seconds 20 --concurrency 1 8 --markdown bench/results/cache.md
 
 Needs ``flask`` for Piper's server (``pip install flask``). Postgres: the
 database named in ``DATABASE_URL`` is created if missing and reused.
@@ -382,6 +382,7 @@ def main() -> None:
     print()
     print(table)
     if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(table)
 
 

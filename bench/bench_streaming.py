@@ -1,7 +1,7 @@
 """Streaming benchmark: this platform beside Piper's own HTTP server, in one run.
 
 A benchmark, not a test: it starts both servers, sends the same texts
-(/work/shared/bench/texts.json: short, medium, long) with the same joe voice
+(bench/texts.json: short, medium, long) with the same joe voice
 and the same sentence silence, and measures for 1 and for 4 concurrent
 clients:
 
@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-TEXTS = Path(os.environ.get("BENCH_TEXTS", "/work/shared/bench/texts.json"))
+TEXTS = Path(os.environ.get("BENCH_TEXTS") or Path(__file__).resolve().parent / "texts.json")
 RATE = 22050
 SILENCE_MS = 200  # TTS_SENTENCE_SILENCE_MS; Piper's --sentence-silence gets the same
 

@@ -1,7 +1,7 @@
 """Measurements shared by the engine benchmarks (CPU and GPU): texts, timing, concurrent clients.
 
 Benchmarks, not tests: nothing here asserts. Every figure is a median over
-repeats, and the engines run the bench texts of ``/work/shared/bench/texts.json``
+repeats, and the engines run the bench texts of ``bench/texts.json``
 (or ``--texts``) split into sentences the way the synthesis pipeline does.
 """
 
@@ -22,7 +22,7 @@ if str(REPO) not in sys.path:
 
 from tts.inference.engine import Engine, ModelSpec, SynthesisParams  # noqa: E402
 
-DEFAULT_TEXTS = Path("/work/shared/bench/texts.json")
+DEFAULT_TEXTS = Path(__file__).resolve().parent / "texts.json"
 # Noise off: both engines then produce the same number of samples for a text,
 # so their times compare like for like.
 QUIET = SynthesisParams(noise_scale=0.0, noise_w=0.0)

@@ -2,16 +2,58 @@
 
 Tests that need PostgreSQL or Redis skip with a reason when those are not
 configured, unless ``TTS_REQUIRE_SERVICES=1`` (as in CI), where they fail.
+
+The run ends with the peak resident memory of the pytest process and of its
+largest child (the daphne servers tests start), and fails when either passed
+``TTS_TEST_MAX_RSS_MB`` (default 3072; 0 turns the check off): the suite must
+fit a small CI machine. Engines a test loads are released when it ends.
 """
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import os
+import resource
+from collections.abc import Iterator
 
 import pytest
 
 from tests.fixtures import *  # noqa: F403
 from tests.servers import *  # noqa: F403
+
+
+@pytest.fixture(autouse=True)
+def _release_engines_loaded_by_the_test() -> Iterator[None]:
+    """Engines a test loaded leave the process's one registry when it ends.
+
+    The registry keeps an engine per (model version id, sha256, engine). Tests
+    that commit rows (``transaction=True``) make a new joe version, with a new
+    id, every time: without this, each one left an ONNX session (~200 MB) or a
+    torch model behind, and the suite grew to ~15 GB. Engines loaded before the
+    test (a version id that rolled-back tests share) stay: they are reused.
+    """
+    from tts.services.engines import get_registry
+
+    registry = get_registry()
+    before = {(spec.id, spec.sha256, spec.engine) for spec in registry.loaded_specs()}
+    yield
+    loaded_here = [s for s in registry.loaded_specs() if (s.id, s.sha256, s.engine) not in before]
+    if not loaded_here:
+        return
+    for spec in loaded_here:
+        # Dropped, not closed: a thread the test started may still be finishing with it.
+        registry.unload(spec.id)
+    gc.collect()
+    _return_freed_memory()
+
+
+def _return_freed_memory() -> None:
+    """Give freed heap back to the OS (glibc keeps it otherwise, and RSS would not fall)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc
 
 
 @pytest.fixture(autouse=True)
@@ -42,3 +84,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
         if item.get_closest_marker("redis") and not has_redis:
             item.add_marker(pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://..."))
+
+
+_PEAK_RSS = pytest.StashKey[tuple[float, float, int]]()
+
+
+def _peak_rss_mb() -> tuple[float, float]:
+    """Peak resident memory of this process and of its largest finished child (daphne servers, make run).
+
+    ``ru_maxrss`` is in KiB on Linux: the high-water mark, not the current size.
+    """
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return own, children
+
+
+def _rss_bound_mb() -> int:
+    raw = os.environ.get("TTS_TEST_MAX_RSS_MB", "")
+    try:
+        return int(raw) if raw else 3072
+    except ValueError:
+        raise pytest.UsageError(f"TTS_TEST_MAX_RSS_MB={raw!r} is not a whole number of MiB") from None
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    own, children = _peak_rss_mb()
+    bound = _rss_bound_mb()
+    session.config.stash[_PEAK_RSS] = (own, children, bound)
+    if bound > 0 and max(own, children) > bound and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    if _PEAK_RSS in config.stash:
+        own, children, bound = config.stash[_PEAK_RSS]
+    else:
+        (own, children), bound = _peak_rss_mb(), _rss_bound_mb()
+    line = (f"peak RSS: pytest process {own:.0f} MiB, largest child process {children:.0f} MiB "
+            f"(bound TTS_TEST_MAX_RSS_MB={bound})")
+    if bound > 0 and max(own, children) > bound:
+        terminalreporter.write_line(f"FAILED {line}: over the bound", red=True, bold=True)
+    else:
+        terminalreporter.write_line(line)

@@ -20,5 +20,10 @@ os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 # No model warm-up/poller thread in the test process or the servers it starts,
 # unless a test asks for one (tests/ops).
 os.environ.setdefault("TTS_MODEL_LIFECYCLE", "false")
+# Tests that commit rows make a new joe version every time; the session's daphne
+# would otherwise keep an engine for each (~200 MB apiece) until it reached gigabytes.
+os.environ.setdefault("TTS_ENGINE_MAX_LOADED", "3")
+# Servers the tests stop drain briefly (tests/ops/test_graceful_shutdown.py sets its own).
+os.environ.setdefault("TTS_SHUTDOWN_DRAIN_S", "2")
 
 from ttsplatform.settings import *  # noqa: F403

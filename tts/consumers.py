@@ -28,9 +28,10 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from accounts.authentication import MissingScope, api_key_for_scope, raw_key_from_message, raw_key_from_scope
-from accounts.keys import InvalidApiKey
+from accounts.keys import InvalidApiKey, api_key_still_valid
 from accounts.models import ApiKey, Scope, Tenant
 from accounts.tenancy import websocket_session_tenant
 from tts.api.elevenlabs import VoiceSettingsSerializer
@@ -77,6 +78,8 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self.pump: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None
         self.last_activity = time.monotonic()
+        self._tokens = 2.0 * settings.TTS_WS_MAX_MESSAGES_PER_S
+        self._tokens_at = time.monotonic()
         # Accept first, so that what is wrong can be said in a message before the close.
         await self.accept()
         try:
@@ -100,7 +103,16 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.closing:
             return
-        self.last_activity = time.monotonic()
+        if not self._message_allowed():
+            await self.fail(
+                ProtocolError(
+                    f"More than {settings.TTS_WS_MAX_MESSAGES_PER_S} messages a second "
+                    "(TTS_WS_MAX_MESSAGES_PER_S); send text in larger pieces.",
+                    code="too_many_messages",
+                    close_code=CLOSE_POLICY,
+                )
+            )
+            return
         try:
             await self._receive(text_data, bytes_data)
         except ProtocolError as exc:
@@ -211,16 +223,47 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         flush = msg.get("flush", False)
         if not isinstance(flush, bool):
             raise ProtocolError("flush: must be true or false.", code="invalid_message", field="flush")
+        if text.strip() or flush or text == "":
+            # Only text to speak (or a flush or the end) counts as activity: keep-alive
+            # whitespace does not keep a connection open past its inactivity timeout.
+            self.last_activity = time.monotonic()
         if text == "":
             self.ended = True
             await self._generate(self.buffer.flush())
             await self._end()
             return
+        self._check_buffer_room(text)
         pieces = self.buffer.add(text)
         if flush:
             pieces.append(self.buffer.flush())
         for piece in pieces:
             await self._generate(piece)
+
+    def _message_allowed(self) -> bool:
+        """A token bucket per connection: a flood of tiny frames costs the event loop every
+        tenant shares, so past the rate (with a burst of as many again) the socket is closed."""
+        rate = settings.TTS_WS_MAX_MESSAGES_PER_S
+        now = time.monotonic()
+        self._tokens = min(2.0 * rate, self._tokens + (now - self._tokens_at) * rate)
+        self._tokens_at = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
+    def _check_buffer_room(self, text: str) -> None:
+        """Text received and not yet spoken (buffered here, or reserved and queued) is bounded."""
+        assert self.buffer is not None
+        limit = settings.TTS_WS_MAX_BUFFER_CHARS
+        unspoken = self.utterance.unspoken_characters() if self.utterance is not None else 0
+        if len(self.buffer.pending) + unspoken + len(text) > limit:
+            raise ProtocolError(
+                f"text: more than {limit} characters received and not yet spoken (TTS_WS_MAX_BUFFER_CHARS); "
+                "wait for audio before sending more.",
+                code="buffer_full",
+                field="text",
+                close_code=CLOSE_TOO_BIG,
+            )
 
     # --- synthesis ----------------------------------------------------------
 
@@ -243,6 +286,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 normalization=self.options.apply_text_normalization,
                 settings=self.voice_settings,
                 pronunciation_dictionary_locators=self.dictionary_locators,
+                request_id=self.scope.get("request_id", ""),
             )
             run = await database_sync_to_async(synthesis_prepare)(req)
             try:
@@ -328,8 +372,11 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
     async def _watch_inactivity(self) -> None:
         timeout = self.options.inactivity_timeout
+        recheck = settings.TTS_WS_AUTH_RECHECK_S
+        next_check = time.monotonic() + recheck
         while not self.closing:
-            remaining = self.last_activity + timeout - time.monotonic()
+            now = time.monotonic()
+            remaining = self.last_activity + timeout - now
             if remaining <= 0:
                 await self.fail(
                     ProtocolError(
@@ -339,7 +386,25 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                     )
                 )
                 return
-            await asyncio.sleep(remaining)
+            if now >= next_check:
+                next_check = now + recheck
+                reason = await database_sync_to_async(self._still_authorized)()
+                if reason is not None:
+                    await self.fail(reason)
+                    return
+            await asyncio.sleep(max(0.05, min(remaining, next_check - now)))
+
+    def _still_authorized(self) -> ProtocolError | None:
+        """A revoked or expired key, or a suspended tenant, ends an open socket (checked every few seconds)."""
+        if self.api_key is not None:
+            invalid = api_key_still_valid(self.api_key.pk)
+            if invalid is not None:
+                return ProtocolError(str(invalid), code=invalid.code, close_code=CLOSE_POLICY)
+        elif self.tenant is not None and websocket_session_tenant(self.scope) is None:
+            return ProtocolError(
+                "The dashboard session behind this connection ended.", code="session_ended", close_code=CLOSE_POLICY
+            )
+        return None
 
     async def fail(self, exc: ProtocolError) -> None:
         """Tell the client what went wrong; close if the connection cannot go on."""
@@ -496,11 +561,23 @@ class MultiStreamInputConsumer(StreamInputConsumer):
                     code="max_active_contexts_exceeded",
                     field="context_id",
                 )
-            settings = self.voice_settings
+            voice_settings = self.voice_settings
             if msg.get("voice_settings") is not None:
-                settings = self._voice_settings(msg.get("voice_settings"))
-            ctx = Context(context_id, TextBuffer(self.schedule, auto_mode=self.options.auto_mode), settings)
+                voice_settings = self._voice_settings(msg.get("voice_settings"))
+            ctx = Context(context_id, TextBuffer(self.schedule, auto_mode=self.options.auto_mode), voice_settings)
             self.contexts[context_id] = ctx
+        # Any message naming a context is activity here: {"text": ""} is the protocol's keep-alive.
+        self.last_activity = time.monotonic()
+        unspoken = ctx.utterance.unspoken_characters() if ctx.utterance is not None else 0
+        limit = settings.TTS_WS_MAX_BUFFER_CHARS
+        if len(ctx.buffer.pending) + unspoken + len(text) > limit:
+            raise ProtocolError(
+                f"text: more than {limit} characters received and not yet spoken in context '{context_id}' "
+                "(TTS_WS_MAX_BUFFER_CHARS); wait for audio before sending more.",
+                code="buffer_full",
+                field="text",
+                close_code=CLOSE_TOO_BIG,
+            )
         # "": a keep-alive; " " before any text: a context's initializing message.
         opening = not text.strip() and ctx.utterance is None and not ctx.buffer.pending.strip()
         pieces = ctx.buffer.add(text) if text and not opening else []
@@ -560,6 +637,7 @@ class MultiStreamInputConsumer(StreamInputConsumer):
                 normalization=self.options.apply_text_normalization,
                 settings=ctx.voice_settings,
                 pronunciation_dictionary_locators=self.dictionary_locators,
+                request_id=self.scope.get("request_id", ""),
             )
             run = await database_sync_to_async(synthesis_prepare)(req)
             try:

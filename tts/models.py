@@ -127,10 +127,14 @@ class SynthesisRecord(models.Model):
     audio = models.FileField(upload_to="history/%Y/%m/", blank=True, max_length=300)
     created_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
+    #: While pending: renewed by the process synthesizing it (``synthesis_run``); a pending
+    #: record whose heartbeat stopped belongs to a process that died, and is reaped.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [
+            models.Index(fields=["status", "heartbeat_at"], name="history_status_heartbeat"),
             models.Index(fields=["tenant", "-created_at"], name="history_tenant_created"),
             models.Index(fields=["tenant", "voice_id", "-created_at"], name="history_tenant_voice"),
             models.Index(fields=["tenant", "source", "-created_at"], name="history_tenant_source"),

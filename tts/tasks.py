@@ -15,6 +15,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from tts.services.job_runner import RetryLater, job_run, jobs_reap_stale
+from tts.services.recovery import records_reap_stale
 from tts.services.retention import purge_expired_history as purge_history
 from tts.services.usage_rollup import rollup_usage as rollup
 
@@ -36,6 +37,11 @@ def run_job(self, job_id: str) -> str:  # type: ignore[no-untyped-def]
 @shared_task(name="tts.tasks.reap_stale_jobs", ignore_result=True, time_limit=300)
 def reap_stale_jobs() -> dict[str, int]:
     return jobs_reap_stale()
+
+
+@shared_task(name="tts.tasks.reap_stale_records", ignore_result=True, time_limit=300)
+def reap_stale_records() -> int:
+    return records_reap_stale()
 
 
 @shared_task(name="tts.tasks.purge_expired_history", ignore_result=True, time_limit=3600)

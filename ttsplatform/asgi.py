@@ -12,17 +12,25 @@ django_asgi_app = get_http_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from infra.request_id import WebSocketRequestIdMiddleware  # noqa: E402
 from tts.routing import websocket_urlpatterns  # noqa: E402
 from tts.services.model_lifecycle import start_lifecycle  # noqa: E402
+from tts.services.recovery import start_reaper  # noqa: E402
+from ttsplatform.shutdown import install_graceful_shutdown  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         # Sessions too, for the dashboard's playground; API keys are checked by the consumer.
-        "websocket": AuthMiddlewareStack(URLRouter(websocket_urlpatterns)),
+        # A request id per connection: logs, the handshake's X-Request-ID, history.
+        "websocket": WebSocketRequestIdMiddleware(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 
 # Only server processes import this module: warm models and follow activations here
 # (manage.py commands and tests do not; Celery workers start theirs from signals).
 start_lifecycle()
+# Records a crashed process left pending are failed and refunded (then by beat, or here without one).
+start_reaper()
+# SIGTERM drains running syntheses (TTS_SHUTDOWN_DRAIN_S), then cancels the rest with refunds.
+install_graceful_shutdown()

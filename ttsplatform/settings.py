@@ -13,12 +13,20 @@ import dj_database_url
 
 from infra.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
+from .dev_settings import read_dev_settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DEBUG", False)
+# What `make run` left in var/dev-settings (DEBUG and a generated secret), so that
+# manage.py works in a plain shell afterwards; ignored when SECRET_KEY is set or
+# DEBUG is off, and absent on a machine that never ran `make run`.
+_DEV = read_dev_settings(VAR_DIR)
+DEBUG = env_bool("DEBUG", _DEV.get("DEBUG") == "true")
 # Only a development server may run on a known key; production must set one.
-SECRET_KEY = env_str("SECRET_KEY", "django-insecure-dev-only-key-do-not-use-in-production" if DEBUG else None)
+SECRET_KEY = env_str(
+    "SECRET_KEY", _DEV.get("SECRET_KEY") or ("django-insecure-dev-only-key-do-not-use-in-production" if DEBUG else None)
+)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -138,6 +146,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # history past each plan's retention, roll usage up per day.
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "tts.tasks.reap_stale_jobs", "schedule": 60.0},
+    "reap-stale-records": {"task": "tts.tasks.reap_stale_records", "schedule": 60.0},
     "purge-expired-history": {"task": "tts.tasks.purge_expired_history", "schedule": 3600.0},
     "rollup-usage": {"task": "tts.tasks.rollup_usage", "schedule": 600.0},
 }
@@ -278,10 +287,35 @@ TTS_AUDIO_CACHE_SHARE_SHARED_VOICES = env_bool("TTS_AUDIO_CACHE_SHARE_SHARED_VOI
 TTS_RATE_LIMIT_WINDOW_S = env_int("TTS_RATE_LIMIT_WINDOW_S", 60, minimum=1)
 # One API key may use this share of its tenant's requests per minute.
 TTS_RATE_LIMIT_KEY_PERCENT = env_int("TTS_RATE_LIMIT_KEY_PERCENT", 100, minimum=1, maximum=100)
-# A concurrency slot whose process died is freed after this long.
-TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 900, minimum=10)
+# A concurrency slot whose process died is freed after this long (live holders renew it every third).
+TTS_STREAM_SLOT_LEASE_S = env_int("TTS_STREAM_SLOT_LEASE_S", 60, minimum=3)
 # Engine work in flight per process beyond which new work gets 503; 0 = no bound.
 TTS_ENGINE_MAX_QUEUE = env_int("TTS_ENGINE_MAX_QUEUE", 32, minimum=0)
+# Engines (loaded model versions) one process holds at most; loading another drops the
+# least recently used (in-flight requests finish on it). 0 = no bound.
+TTS_ENGINE_MAX_LOADED = env_int("TTS_ENGINE_MAX_LOADED", 0, minimum=0)
+# Work behind one billed character is bounded: the combined slow-down (API speed times SSML
+# rate) stops at TTS_MIN_SPEED, and one request makes at most TTS_MAX_AUDIO_SECONDS of audio
+# (refused up front when a low estimate at TTS_AUDIO_SECONDS_PER_CHAR_MIN already exceeds it).
+TTS_MIN_SPEED = env_float("TTS_MIN_SPEED", 0.5, minimum=0.05)
+TTS_MAX_SPEED = env_float("TTS_MAX_SPEED", 4.0, minimum=1.0)
+TTS_MAX_AUDIO_SECONDS = env_int("TTS_MAX_AUDIO_SECONDS", 900, minimum=1)
+TTS_AUDIO_SECONDS_PER_CHAR_MIN = env_float("TTS_AUDIO_SECONDS_PER_CHAR_MIN", 0.03, minimum=0.0)
+# A pending history record's process renews its heartbeat this often; one whose heartbeat is
+# older than TTS_RECORD_STALE_AFTER_S belongs to a dead process and is failed with a full refund.
+TTS_RECORD_HEARTBEAT_S = env_int("TTS_RECORD_HEARTBEAT_S", 30, minimum=1)
+TTS_RECORD_STALE_AFTER_S = env_int("TTS_RECORD_STALE_AFTER_S", 180, minimum=2)
+# On SIGTERM a server refuses new syntheses and lets running ones finish for this long, then
+# cancels the rest with refunds. Keep it below the orchestrator's grace period (Kubernetes: 30 s).
+TTS_SHUTDOWN_DRAIN_S = env_int("TTS_SHUTDOWN_DRAIN_S", 20, minimum=0)
+# A stream-input connection holds at most this much text received and not yet spoken
+# (buffered, or reserved and queued); past it: a buffer_full error and close 4009.
+TTS_WS_MAX_BUFFER_CHARS = env_int("TTS_WS_MAX_BUFFER_CHARS", 20_000, minimum=100)
+# Messages a stream-input connection may send per second (bursts of twice as many); past it the
+# socket is closed (too_many_messages, 4008): tiny frames in a flood cost the shared event loop.
+TTS_WS_MAX_MESSAGES_PER_S = env_int("TTS_WS_MAX_MESSAGES_PER_S", 100, minimum=1)
+# Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
+TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long
 # (infra/lookup_cache.py); changes made elsewhere are seen within it. 0 = off.
 TTS_LOOKUP_CACHE_S = env_float("TTS_LOOKUP_CACHE_S", 2.0, minimum=0.0)

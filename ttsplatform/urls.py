@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from accounts import urls as account_pages
 from infra import metrics
 from tts import urls as speech_pages
-from tts.api import elevenlabs, health, openai, resources, streaming
+from tts.api import elevenlabs, health, not_found, openai, resources, streaming
 from tts.api import jobs as job_api
 from tts.api import pronunciation as dictionaries_api
 from tts.api import reference as reference_api
@@ -98,6 +98,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
+    # Unknown API routes: JSON 404 in the caller's dialect (OpenAI under /v1/audio/), not an HTML page.
+    re_path(r"^v1/audio/", not_found.OpenAIUnknownRouteApi.as_view()),
+    re_path(r"^(?:v1|api)(?:/|$)", not_found.UnknownRouteApi.as_view()),
     # The tenant dashboard (session login), last so the API and admin routes win.
     path("", include((account_pages.urlpatterns + speech_pages.urlpatterns, "dashboard"))),
 ]

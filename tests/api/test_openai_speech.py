@@ -21,9 +21,9 @@ def post(ctx: TenantCtx, **body: object):
     ("fmt", "rate", "content_type"),
     [
         ("mp3", 24000, "audio/mpeg"),
-        ("wav", 22050, "audio/wav"),
+        ("wav", 24000, "audio/wav"),
         ("pcm", 24000, "audio/pcm"),
-        ("flac", 22050, "audio/flac"),
+        ("flac", 24000, "audio/flac"),
         ("opus", 24000, "audio/ogg"),
         ("aac", 24000, "audio/aac"),
     ],

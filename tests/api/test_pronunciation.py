@@ -19,7 +19,7 @@ def _create(ctx: TenantCtx, rules: list[dict[str, object]], name: str = "d") -> 
     return dict(response.json())
 
 
-def _seconds(content: bytes, rate: int = 16000, fmt: str = "pcm_16000") -> float:
+def _seconds(content: bytes, rate: int | None = 16000, fmt: str = "pcm_16000") -> float:
     samples, got = decode_audio(content, fmt)
     assert_speech(samples, got, expected_rate=rate)
     return len(samples) / got
@@ -78,4 +78,4 @@ def test_default_dictionaries_apply_to_the_openai_route(tenant_a: TenantCtx, joe
     made.save()  # as the admin does: the cached "no defaults" of this tenant is forgotten
     aliased = client.post("/v1/audio/speech", body, format="json")
     assert plain.status_code == aliased.status_code == 200
-    assert _seconds(aliased.content, 22050, "wav") > _seconds(plain.content, 22050, "wav") + 0.5
+    assert _seconds(aliased.content, None, "wav") > _seconds(plain.content, None, "wav") + 0.5

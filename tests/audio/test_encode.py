@@ -132,7 +132,7 @@ def test_it_streams_the_same_bytes_in_pieces(fmt: OutputFormat) -> None:
     whole = encode_all(x, MODEL_RATE, fmt)
     encoder = make_encoder(fmt, MODEL_RATE)
     streamed = stream(encoder, uneven_pieces(x))
-    if fmt.codec in ("wav", "flac"):
+    if fmt.codec == "wav":
         # Only the length fields of the header differ; seal() fills them in.
         assert streamed != whole
         assert encoder.seal(streamed) == whole
@@ -214,12 +214,29 @@ def _read_with_pyav(data: bytes) -> np.ndarray:
     return decode_with_pyav(data)[0]
 
 
-def test_it_seals_flac_with_its_length() -> None:
+@pytest.mark.parametrize("name", ["flac_22050", "flac_44100", "flac"])
+def test_it_hands_flac_out_whole_with_its_length(name: str) -> None:
+    """A streamed FLAC cannot know its length, which libsndfile needs in STREAMINFO: the whole
+    file comes out of finish(), sealed, and every reader opens it."""
+    encoder = make_encoder(parse_elevenlabs_format(name), MODEL_RATE)
+    assert encoder.feed(tone(0.3)) == b"" and encoder.feed(tone(0.2)) == b""
+    data = encoder.finish()
+    rate = encoder.format.sample_rate
+    info = sf.info(io.BytesIO(data))
+    assert (info.samplerate, info.frames) == (rate, int(0.5 * rate))
+    assert len(_read_with_soundfile(data)) == len(_read_with_pyav(data)) == int(0.5 * rate)
+    assert encoder.seal(data) == data
+
+
+def test_it_streams_flac_into_a_seekable_file_and_seals_it() -> None:
     fmt = parse_elevenlabs_format("flac_22050")
-    encoder = make_encoder(fmt, MODEL_RATE)
-    streamed = stream(encoder, [tone(0.3), tone(0.2)])
-    # A stream cannot know its length: STREAMINFO says 0 ("unknown"), which
-    # libsndfile refuses but ffmpeg reads.
+    encoder = make_encoder(fmt, MODEL_RATE, seekable_output=True)
+    first = encoder.feed(tone(0.3))
+    assert first.startswith(b"fLaC"), "bytes come out as they are encoded"
+    streamed = first + encoder.feed(tone(0.2)) + encoder.finish()
+    # STREAMINFO says 0 samples ("unknown"): libsndfile refuses it, ffmpeg reads it.
+    with pytest.raises(ValueError, match="too big"):
+        sf.read(io.BytesIO(streamed))
     assert len(_read_with_pyav(streamed)) == int(0.5 * MODEL_RATE)
     info = sf.info(io.BytesIO(encoder.seal(streamed)))
     assert (info.samplerate, info.frames) == (MODEL_RATE, int(0.5 * MODEL_RATE))

@@ -65,8 +65,8 @@ def test_it_parses_elevenlabs_names(name: str, codec: str, rate: int, kbps: int 
         ("mp3", "mp3", 24000, 64, "audio/mpeg", "mp3"),
         ("opus", "opus", 24000, 32, "audio/ogg", "opus"),
         ("aac", "aac", 24000, 64, "audio/aac", "aac"),
-        ("flac", "flac", NATIVE_RATE, None, "audio/flac", "flac"),
-        ("wav", "wav", NATIVE_RATE, None, "audio/wav", "wav"),
+        ("flac", "flac", 24000, None, "audio/flac", "flac"),
+        ("wav", "wav", 24000, None, "audio/wav", "wav"),
         ("pcm", "pcm", 24000, None, "audio/pcm", "pcm"),
     ],
 )
@@ -99,7 +99,8 @@ def test_it_marks_raw_formats() -> None:
         (parse_elevenlabs_format, "opus", 22050, 24000),  # Opus has no 22050
         (parse_elevenlabs_format, "opus", 16000, 16000),
         (parse_elevenlabs_format, "opus", 96000, 48000),
-        (parse_openai_format, "wav", 22050, 22050),
+        (parse_openai_format, "wav", 22050, 24000),  # OpenAI's formats are all 24 kHz
+        (parse_openai_format, "flac", 22050, 24000),
         (parse_elevenlabs_format, "mp3_44100_128", 22050, 44100),  # fixed rate stays
         (parse_openai_format, "pcm", 22050, 24000),
     ],

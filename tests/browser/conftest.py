@@ -7,6 +7,7 @@ and never downloads a browser build. Tests skip with a reason when it or the
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -49,7 +50,7 @@ def chromium(live_server_url: str) -> Iterator[Any]:
     """
     reason = _missing()
     if reason:
-        if os.environ.get("TTS_REQUIRE_SERVICES") == "1":
+        if os.environ.get("TTS_REQUIRE_SERVICES") == "1" or screenshots_requested():
             pytest.fail(reason)
         pytest.skip(reason)
     from playwright.sync_api import sync_playwright
@@ -66,6 +67,19 @@ def chromium(live_server_url: str) -> Iterator[Any]:
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
+def _screenshot_files() -> dict[str, bytes]:
+    return {p.name: hashlib.sha256(p.read_bytes()).digest() for p in sorted(SCREENSHOTS.glob("*.png"))}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _screenshots_untouched() -> Iterator[None]:
+    """Unless asked to refresh them, browser tests leave docs/screenshots/ exactly as it was."""
+    before = _screenshot_files()
+    yield
+    if not screenshots_requested():
+        assert _screenshot_files() == before, "a browser test changed docs/screenshots/ without TTS_SCREENSHOTS=1"
+
+
 class PageErrors:
     """Console errors and uncaught exceptions of every page a context opens."""
 
@@ -77,6 +91,17 @@ class PageErrors:
         page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
 
 
-def screenshot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+def screenshots_requested() -> bool:
+    """``TTS_SCREENSHOTS=1`` (``make screenshots``) refreshes the README's images; plain runs leave them."""
+    return os.environ.get("TTS_SCREENSHOTS", "") in ("1", "true", "yes")
+
+
+def screenshot(page: Any, name: str) -> bytes:
+    """The page rendered whole (a PNG); written to docs/screenshots/ only when screenshots are requested,
+    so that ``make test`` leaves the checkout as it found it."""
+    png: bytes = page.screenshot(full_page=True)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000, f"{name}: no image rendered"
+    if screenshots_requested():
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        (SCREENSHOTS / f"{name}.png").write_bytes(png)
+    return png

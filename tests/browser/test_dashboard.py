@@ -4,9 +4,9 @@ Logs in, creates a key and uses it through the API, plays text in the
 playground (bytes over the WebSocket, an AudioContext that played them),
 finds the item in history and downloads it, plays a voice preview, revokes
 the key and sees the API refuse it; submits a long-form job and watches its
-progress bar move over the WebSocket; then every page at phone width. Saves
-screenshots of each page into docs/screenshots/ and fails on any
-JavaScript error.
+progress bar move over the WebSocket; then every page at phone width. Renders
+each page whole (saved into docs/screenshots/ only with ``TTS_SCREENSHOTS=1``,
+as ``make screenshots`` does) and fails on any JavaScript error.
 """
 
 from __future__ import annotations

@@ -19,10 +19,16 @@ from tests.servers import free_port, wait_http
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
-def _make_run(var_dir: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DEBUG",
-                                                             "DJANGO_SETTINGS_MODULE", "ALLOWED_HOSTS")}
-    env.update(VAR_DIR=str(var_dir), PORT=str(port), PYTHONUNBUFFERED="1")
+def bare_env(var_dir: Path) -> dict[str, str]:
+    """A new user's shell: PATH, HOME and locale only, plus the test's own data dir."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")}
+    env["VAR_DIR"] = str(var_dir)
+    return env
+
+
+def make_run(var_dir: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
+    env = bare_env(var_dir)
+    env.update(PORT=str(port), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(["make", "--no-print-directory", "run", f"PORT={port}"], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     lines: list[str] = []
@@ -39,7 +45,7 @@ def _make_run(var_dir: Path, port: int) -> tuple[subprocess.Popen[str], list[str
     return proc, lines
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
+def stop(proc: subprocess.Popen[str]) -> None:
     os.killpg(proc.pid, signal.SIGTERM)
     try:
         proc.wait(timeout=15)
@@ -50,7 +56,7 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 @pytest.mark.slow
 def test_make_run_serves_the_printed_curl(tmp_path: Path) -> None:
     port = free_port()
-    proc, lines = _make_run(tmp_path / "var", port)
+    proc, lines = make_run(tmp_path / "var", port)
     try:
         output = "".join(lines)
         curl = next((line.strip() for line in lines if line.strip().startswith("curl ")), None)
@@ -63,11 +69,25 @@ def test_make_run_serves_the_printed_curl(tmp_path: Path) -> None:
         samples, rate = decode_audio(data, "mp3_44100_128")
         assert_speech(samples, rate, expected_rate=44100, text="Hello from your own speech server.")
     finally:
-        _stop(proc)
+        stop(proc)
 
-    proc, lines = _make_run(tmp_path / "var", port)
+    proc, lines = make_run(tmp_path / "var", port)
     try:
         output = "".join(lines)
         assert "Demo tenant exists" in output and "curl " not in output
     finally:
-        _stop(proc)
+        stop(proc)
+
+
+def test_a_first_make_run_says_what_it_installs(tmp_path: Path) -> None:
+    """On a bare machine the install takes minutes: each step is announced and pip is not silenced."""
+    result = subprocess.run(["make", "-n", "--no-print-directory", "run", f"VENV={tmp_path}/venv"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    pip = [n for n, line in enumerate(lines) if "pip install" in line]
+    assert pip and all(" -q" not in lines[n] and "--quiet" not in lines[n] for n in pip), lines
+    announced = [n for n, line in enumerate(lines) if line.startswith("echo") and "==>" in line]
+    assert announced and announced[0] < pip[0], "a line says what is about to happen before pip starts"
+    assert any("Installing the platform" in lines[n] for n in announced)
+    assert lines.index(f"{tmp_path}/venv/bin/python -m ttsplatform.dev_settings") > pip[-1]

@@ -209,3 +209,36 @@ def test_it_does_not_block_the_event_loop() -> None:
         await task
 
     asyncio.run(main())
+
+
+def test_its_buffer_keeps_no_pile_of_whitespace_and_finds_ends_across_messages() -> None:
+    buffer = TextBuffer((50,), auto_mode=True)
+    for _ in range(10_000):
+        assert buffer.add(" ") == []
+    assert buffer.pending == ""
+    assert buffer.add("Hello there") == [] and buffer.add(" ") == [] and buffer.add("   ") == []
+    assert buffer.pending == "Hello there "
+    # A sentence end split over two messages is still found.
+    assert buffer.add("friend.") == []
+    assert buffer.add(" And") == ["Hello there friend. "]
+    assert buffer.pending == "And"
+
+
+def test_its_cost_per_message_does_not_grow_with_the_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tts.api import stream_input
+
+    scanned: list[int] = []
+    pattern = stream_input._SENTENCE_END
+
+    class Counting:
+        def finditer(self, text: str, pos: int = 0) -> Iterator[object]:
+            scanned.append(len(text) - pos)
+            return pattern.finditer(text, pos)
+
+    monkeypatch.setattr(stream_input, "_SENTENCE_END", Counting())
+    buffer = TextBuffer((50,), auto_mode=True)  # auto mode: nothing is cut without a sentence end
+    for _ in range(4_000):
+        buffer.add("word ")
+    assert len(buffer.pending) == 20_000
+    # Each message searches itself and the few characters before it, never the whole buffer.
+    assert max(scanned) <= len("word ") + stream_input._END_OVERLAP

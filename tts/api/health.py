@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from infra.metrics import metrics_view
 from tts.services.model_lifecycle import get_lifecycle
+from tts.services.shutdown import draining
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -58,6 +59,8 @@ def _check_cache() -> str:
 
 
 def readyz(request: HttpRequest) -> JsonResponse:
+    if draining.is_set():
+        return _unavailable("shutting down")
     for check in (_check_database, _check_cache):
         reason = check()
         if reason:

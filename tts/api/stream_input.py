@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from infra.logging import current_request_id
 from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat
 from tts.services.synthesis_types import SynthesisError
 from tts.services.text_input import output_format_for
@@ -34,6 +35,9 @@ MAX_INACTIVITY_S = 180
 _RUNAWAY_CHARS = 2000
 
 _SENTENCE_END = re.compile(r"[.!?;:][\"'\u201d\u2019)\]]*\s+")
+#: How far back a search of new text starts: a sentence end (its closing quotes and the
+#: space after them) may straddle two messages.
+_END_OVERLAP = 16
 
 
 class ProtocolError(Exception):
@@ -51,7 +55,9 @@ class ProtocolError(Exception):
         self.close_code = close_code
 
     def as_message(self) -> dict[str, Any]:
-        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field}
+        # request_id: the connection's (set by the websocket middleware), to quote in a bug report.
+        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field,
+                "request_id": current_request_id.get()}
 
 
 @dataclass(frozen=True)
@@ -157,14 +163,29 @@ class TextBuffer:
         self.auto_mode = auto_mode
         self.generations = 0
         self._text = ""
+        #: End of the last sentence in the buffer (0: none), and how far the buffer was searched.
+        self._sentence_end = 0
+        self._scanned = 0
 
     @property
     def pending(self) -> str:
         return self._text
 
     def add(self, text: str) -> list[str]:
-        """Buffer ``text``; the pieces that are ready to be spoken now, in order."""
+        """Buffer ``text``; the pieces that are ready to be spoken now, in order.
+
+        Costs time in proportion to ``text``, not to the buffer: only the new text
+        (and the few characters a sentence end may straddle) is searched, and
+        whitespace never piles up (keep-alive ``" "`` messages add nothing to a
+        buffer that is empty or already ends in a space).
+        """
+        if not text.strip() and (not self._text or self._text[-1].isspace()):
+            return []
         self._text += text
+        start = max(0, self._scanned - _END_OVERLAP)
+        for match in _SENTENCE_END.finditer(self._text, start):
+            self._sentence_end = max(self._sentence_end, match.end())
+        self._scanned = len(self._text)
         pieces = []
         while piece := self._take():
             pieces.append(piece)
@@ -172,13 +193,14 @@ class TextBuffer:
 
     def flush(self) -> str:
         piece, self._text = self._text, ""
+        self._sentence_end = self._scanned = 0
         if piece.strip():
             self.generations += 1
         return piece
 
     def _take(self) -> str:
         text = self._text
-        sentence_end = max((m.end() for m in _SENTENCE_END.finditer(text)), default=0)
+        sentence_end = self._sentence_end
         if self.auto_mode:
             cut = sentence_end
         else:
@@ -191,5 +213,7 @@ class TextBuffer:
         if cut <= 0 or not text[:cut].strip():
             return ""
         self._text = text[cut:]
+        self._sentence_end = max(0, self._sentence_end - cut)
+        self._scanned = len(self._text)
         self.generations += 1
         return text[:cut]

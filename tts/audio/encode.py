@@ -12,6 +12,14 @@ bytes it has ready instead of holding them to the end:
 * ``mp3`` (libmp3lame, CBR at the format's bitrate), ``opus`` (libopus in Ogg
   with 60 ms pages), ``aac`` (ffmpeg's encoder, ADTS) and ``flac`` (ffmpeg's
   encoder) go through PyAV.
+* ``flac`` is the one format that does not stream: its first block
+  (STREAMINFO) holds the total sample count, a streamed FLAC must leave it 0
+  ("unknown"), and libsndfile (soundfile) refuses such a file ("array is too
+  big"). So a FLAC encoder hands back nothing until ``finish``, which returns
+  the whole file with its length filled in: every reader opens it. Callers
+  that write to a seekable file and patch the header themselves (long-form
+  jobs, hours of audio) pass ``seekable_output=True`` and get the bytes as
+  they are encoded.
 
 What is held back comes out with the next ``feed`` or with ``finish``: the
 resampler's filter delay when rates differ (~40 ms of audio for 22050 ->
@@ -23,9 +31,10 @@ Same bytes however the input is cut: the resampler's output does not depend on
 the cut (``tts.audio.resample``), PyAV re-frames the samples to the codec's
 frame size, and muxers run with ``fflags=bitexact`` (no random Ogg serial, no
 version strings), so streaming in pieces yields exactly ``encode_all``'s bytes.
-The exceptions are wav and flac, whose headers hold the total length: a stream
-cannot know it, so ``encode_all`` (and ``StreamEncoder.seal`` on the joined
-stream) rewrite those header fields; the audio bytes are identical.
+The exception is wav (and flac with ``seekable_output``), whose header holds the
+total length: a stream cannot know it, so ``encode_all`` (and
+``StreamEncoder.seal`` on the joined stream) rewrite those header fields; the
+audio bytes are identical.
 
 Input is float32 mono in [-1, 1]; NaN/inf are zeroed before the resampler (a
 NaN inside the filter would poison every later sample) and the resampled
@@ -232,10 +241,15 @@ _AV_CODECS: dict[str, tuple[str, str, str, dict[str, str]]] = {
 
 
 class AvEncoder(StreamEncoder):
-    """mp3, opus, aac and flac through PyAV (ffmpeg), drained after every piece."""
+    """mp3, opus, aac and flac through PyAV (ffmpeg), drained after every piece.
 
-    def __init__(self, fmt: OutputFormat, input_rate: int) -> None:
+    FLAC is held back whole until ``finish`` (sealed), unless ``seekable_output``.
+    """
+
+    def __init__(self, fmt: OutputFormat, input_rate: int, *, seekable_output: bool = False) -> None:
         super().__init__(fmt, input_rate)
+        self._whole_file = self.format.codec == "flac" and not seekable_output
+        self._held = bytearray()
         muxer, codec, sample_fmt, options = _AV_CODECS[self.format.codec]
         rate = self.format.sample_rate
         self._sink = _ByteSink()
@@ -268,7 +282,7 @@ class AvEncoder(StreamEncoder):
             frame.pts = self._pts
             self._pts += len(x)
             self._container.mux(self._stream.encode(frame))
-        return self._sink.take()
+        return self._out(self._sink.take())
 
     def _finish(self) -> bytes:
         if self._pts == 0:
@@ -277,9 +291,21 @@ class AvEncoder(StreamEncoder):
             self._container.start_encoding()
         self._container.mux(self._stream.encode(None))
         self._container.close()
-        return self._sink.take()
+        tail = self._sink.take()
+        if not self._whole_file:
+            return tail
+        whole = bytes(self._held) + tail
+        self._held.clear()
+        return _flac_with_total_samples(whole, self.samples_out)
+
+    def _out(self, data: bytes) -> bytes:
+        if self._whole_file:
+            self._held += data
+            return b""
+        return data
 
     def _release(self) -> None:
+        self._held.clear()
         self._container.close()
 
     def seal(self, data: bytes) -> bytes:
@@ -302,18 +328,20 @@ def _flac_with_total_samples(data: bytes, total: int) -> bytes:
     return data[:18] + packed.to_bytes(8, "big") + data[26:]
 
 
-def make_encoder(fmt: OutputFormat, input_rate: int) -> StreamEncoder:
+def make_encoder(fmt: OutputFormat, input_rate: int, *, seekable_output: bool = False) -> StreamEncoder:
     """An encoder for ``fmt`` fed float32 mono at ``input_rate``.
 
     Formats that follow the model rate are resolved against ``input_rate``;
     ``encoder.format`` is the resolved format (use its ``sample_rate`` for records).
+    ``seekable_output``: the caller writes to a file it can seek and patches
+    length fields with ``seal`` afterwards, so FLAC may stream (see the module doc).
     """
     if fmt.codec in ("pcm", "ulaw", "alaw"):
         return PcmEncoder(fmt, input_rate)
     if fmt.codec == "wav":
         return WavEncoder(fmt, input_rate)
     if fmt.codec in _AV_CODECS:
-        return AvEncoder(fmt, input_rate)
+        return AvEncoder(fmt, input_rate, seekable_output=seekable_output)
     raise ValueError(f"no encoder for codec {fmt.codec!r}")
 
 

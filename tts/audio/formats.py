@@ -7,7 +7,7 @@ to the server. Both parsers turn a name into an :class:`OutputFormat`, the
 single description that ``tts.audio.encode`` and the HTTP layer work from.
 
 Native rate. Some names do not fix a sample rate: ElevenLabs' plain ``wav``,
-``flac`` and ``opus`` (our additions) and OpenAI's ``wav`` and ``flac``. These
+``flac`` and ``opus`` (our additions). These
 carry ``sample_rate == NATIVE_RATE`` (0) and follow the model: call
 :func:`with_native_rate` once the voice is known (``make_encoder`` does it for
 you, and its ``encoder.format`` is the resolved format). Self-describing
@@ -15,10 +15,10 @@ containers (wav, flac) take the model rate as is, which avoids a resampling
 pass; Opus only runs at 8/12/16/24/48 kHz, so ``opus`` takes the smallest of
 those at or above the model rate (22050 Hz -> 24000 Hz).
 
-OpenAI choices (its documentation fixes only ``pcm``: 24 kHz s16le):
-``mp3`` is 24 kHz / 64 kbps (MPEG-2 layer III, as OpenAI's own mp3 is 24 kHz),
-``opus`` is Ogg/Opus 24 kHz / 32 kbps, ``aac`` is ADTS 24 kHz / 64 kbps, and
-``wav``/``flac`` follow the model rate like above.
+OpenAI serves every format at 24 kHz (its documentation fixes ``pcm``: 24 kHz
+s16le; its wav and flac are 24 kHz too), and so do we, whatever the model's rate:
+``mp3`` is 24 kHz / 64 kbps (MPEG-2 layer III), ``opus`` is Ogg/Opus 24 kHz /
+32 kbps, ``aac`` is ADTS 24 kHz / 64 kbps, ``wav`` and ``flac`` are 24 kHz s16.
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ _OPENAI: dict[str, OutputFormat] = {
     "mp3": _fmt("mp3", "mp3", 24000, 64),
     "opus": _fmt("opus", "opus", 24000, 32),
     "aac": _fmt("aac", "aac", 24000, 64),
-    "flac": _fmt("flac", "flac", NATIVE_RATE),
-    "wav": _fmt("wav", "wav", NATIVE_RATE),
+    "flac": _fmt("flac", "flac", 24000),
+    "wav": _fmt("wav", "wav", 24000),
     "pcm": _fmt("pcm", "pcm", 24000),
 }
 

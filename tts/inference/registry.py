@@ -3,7 +3,9 @@
 The registry loads a model version on first use (or at start-up when it is
 preloaded), warms it with a short synthesis, and unloads versions nobody used
 for a while. It is keyed by the version's id, artifact hash and engine, so a version
-whose files changed is loaded afresh. Engines are found by name through a dict
+whose files changed is loaded afresh. With ``max_loaded`` it holds at most that many
+engines and drops the least recently used one to load another (a process
+serving many private voices stays within its memory). Engines are found by name through a dict
 of dotted paths (``TTS_ENGINES``), imported on first use: torch is only
 imported when a ``vits-torch`` version is loaded.
 """
@@ -53,9 +55,10 @@ def _import_engine(path: str) -> Callable[..., Engine]:
 
 
 class EngineRegistry:
-    def __init__(self, engine_paths: Mapping[str, str], *, threads: int = 1) -> None:
+    def __init__(self, engine_paths: Mapping[str, str], *, threads: int = 1, max_loaded: int = 0) -> None:
         self._paths = dict(engine_paths)
         self._threads = threads
+        self._max_loaded = max_loaded  # 0: no bound
         self._loaded: dict[_Key, _Loaded] = {}
         self._lock = threading.Lock()
         self._load_locks: dict[_Key, threading.Lock] = {}
@@ -86,6 +89,10 @@ class EngineRegistry:
             # A newer artifact of the same version replaces the old one.
             for old_key in [k for k in self._loaded if k[0] == spec.id]:
                 self._retire(old_key)
+            if self._max_loaded:
+                by_use = sorted(self._loaded, key=lambda k: self._loaded[k].last_used)
+                for old_key in by_use[: max(0, len(by_use) + 1 - self._max_loaded)]:
+                    self._retire(old_key)
             self._loaded[_key(spec)] = entry
         logger.info("loaded model version %s (%s) in %.2fs", spec.id, spec.engine, now - started)
         return entry

@@ -108,11 +108,16 @@ class SynthesisAdmission:
             self.ticket = engine_admission.admit()
 
     def release(self, *, completed: bool = False) -> None:
-        """Give everything back; safe to call from every exit path, more than once."""
-        if self.ticket is not None:
-            self.ticket.release(completed=completed)
-        if self.slot is not None:
-            self.slot.release()
+        """Give everything back; safe to call more than once (and to take places again after)."""
+        ticket, slot, self.ticket, self.slot = self.ticket, self.slot, None, None
+        if ticket is not None:
+            ticket.release(completed=completed)
+        if slot is not None:
+            slot.release()
+
+    @property
+    def held(self) -> bool:
+        return self.ticket is not None or self.slot is not None
 
 
 def synthesis_admit(*, tenant: Tenant, api_key: ApiKey | None, source: str) -> SynthesisAdmission:

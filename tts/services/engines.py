@@ -13,7 +13,9 @@ from tts.models import ModelVersion
 
 @functools.cache
 def get_registry() -> EngineRegistry:
-    return EngineRegistry(settings.TTS_ENGINES, threads=settings.TTS_ENGINE_THREADS)
+    return EngineRegistry(
+        settings.TTS_ENGINES, threads=settings.TTS_ENGINE_THREADS, max_loaded=settings.TTS_ENGINE_MAX_LOADED
+    )
 
 
 def spec_for(model_version: ModelVersion) -> ModelSpec:

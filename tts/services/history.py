@@ -23,24 +23,36 @@ _SPOOL_BYTES = 4 * 1024 * 1024
 
 
 class AudioSink:
-    """Collects the bytes sent to a client so the history keeps the same file.
+    """The one copy of what a synthesis sent, kept for whoever needs it at the end:
+    the history file, the cache entry, a whole-file answer.
 
-    Spools to disk past a few MB so a long stream does not sit in memory.
+    Spools to disk past a few MB so a long stream does not sit in memory. With a
+    ``limit`` (only the cache wants the bytes) it stops keeping them once they
+    grow past it: an entry too large to cache is not collected at all.
     """
 
-    def __init__(self, *, store: bool) -> None:
-        self.store = store
+    def __init__(self, *, keep: bool, limit: int | None = None) -> None:
         self.size = 0
-        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) if store else None  # noqa: SIM115
+        self.limit = limit
+        self._file = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) if keep else None  # noqa: SIM115
+
+    @property
+    def kept(self) -> bool:
+        return self._file is not None
 
     def write(self, data: bytes) -> None:
         self.size += len(data)
-        if self._file is not None:
-            self._file.write(data)
-
-    def read_all(self) -> bytes:
         if self._file is None:
-            return b""
+            return
+        if self.limit is not None and self.size > self.limit:
+            self.discard()
+            return
+        self._file.write(data)
+
+    def read_all(self) -> bytes | None:
+        """Everything written, or None if it was not kept."""
+        if self._file is None:
+            return None
         self._file.seek(0)
         return self._file.read()
 

@@ -65,7 +65,8 @@ def _encode_chunks(
 ) -> OutputFormat:
     """Encode the chunks into ``out`` piece by piece; exact wav/flac headers at the end."""
     start = out.tell()
-    with make_encoder(fmt, model_rate) as encoder:
+    # Hours of audio: FLAC streams into the file too, and its header is patched below.
+    with make_encoder(fmt, model_rate, seekable_output=True) as encoder:
         for index in indexes:
             out.write(encoder.feed(chunk_load(job, index)))
             tick()

@@ -47,6 +47,7 @@ from tts.models import Job, SynthesisRecord, Voice
 from tts.text.segment import Segment
 
 from .admission import SynthesisAdmission
+from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .job_audio import assemble, chunk_save, chunks_delete
 from .job_events import job_publish
@@ -152,8 +153,12 @@ def _run_claimed(job: Job, token: str) -> str:
         engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
             pieces = [
-                synthesize_segment(
-                    engine, seg, segment_params(engine, seg, speaker_index=speaker, speed=speed, variation=variation)
+                engine_scheduler.run(
+                    job.tenant_id,
+                    synthesize_segment,
+                    engine,
+                    seg,
+                    segment_params(engine, seg, speaker_index=speaker, speed=speed, variation=variation),
                 )
                 for seg in _segments(job.plan[index])
             ]

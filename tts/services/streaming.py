@@ -215,6 +215,11 @@ class LiveUtterance:
     handed to the run at once (``SynthesisRun.add_piece``), so the run's finish
     refunds whatever was reserved and never spoken; their segments are queued
     for the generator's thread, which speaks them in order.
+
+    While everything received has been spoken and the client has not ended,
+    the utterance is idle and holds neither a concurrency slot nor an engine
+    ticket (``SynthesisRun.idle``); the next piece takes them again
+    (``resume``), or is refused like a new request if the tenant is at its cap.
     """
 
     def __init__(self, run: SynthesisRun) -> None:
@@ -222,6 +227,9 @@ class LiveUtterance:
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._cancelled = False
         self._current: Segment | None = None
+        self._lock = threading.Lock()
+        #: Pieces queued and not yet spoken to their last segment.
+        self._pending = 0
         run.segment_source = self._segments()
         self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = ThreadedStream(
             self._chunks, abandon=run.cancel, name=f"tts-live-{run.record.pk}"
@@ -252,15 +260,30 @@ class LiveUtterance:
         )
         if not segments:
             return False
+        with self._lock:
+            self.run.resume()  # a slot and a ticket again, if it was idle
+            self._pending += 1
         try:
             # The utterance already counted as one request when it opened.
             reservation = reserve_characters(tenant=req.tenant, characters=len(text), count_request=False)
         except QuotaExceeded as exc:
+            self._piece_done()
             raise SynthesisError.from_quota(exc) from exc
+        except BaseException:
+            self._piece_done()
+            raise
         if not self.run.add_piece(text, segments, reservation):
             return False
         self._queue.put(segments)
         return True
+
+    def _piece_done(self) -> None:
+        with self._lock:
+            self._pending -= 1
+
+    def unspoken_characters(self) -> int:
+        """Characters reserved for this utterance and not spoken yet."""
+        return max(0, self.run.characters - self.run.spent_characters())
 
     def end(self) -> None:
         """No more text: speak what is queued, then finish the record."""
@@ -280,6 +303,9 @@ class LiveUtterance:
             self._current = segment
             yield segment
         while True:
+            with self._lock:
+                if self._pending == 0:
+                    self.run.idle()  # all spoken: hold nothing while the client thinks
             item = self._queue.get()
             self._check_cancelled()
             if item is _EOS:
@@ -290,6 +316,7 @@ class LiveUtterance:
                 self._check_cancelled()
                 self._current = segment
                 yield segment
+            self._piece_done()
 
     def _check_cancelled(self) -> None:
         if self._cancelled:

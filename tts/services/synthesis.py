@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
 from collections import deque
 from collections.abc import Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from accounts.quota import QuotaExceeded, Reservation, reserve_characters
+from accounts.quota import QuotaExceeded, Reservation, audio_seconds_limit, reserve_characters
 from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import make_encoder
 from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
@@ -38,9 +38,12 @@ from tts.text.segment import Segment
 from .admission import SynthesisAdmission, synthesis_admit
 from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
+from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
 from .pronunciation import dictionaries_for
+from .recovery import heartbeats
+from .shutdown import refuse_if_draining, stop_if_aborted
 from .stitching import stitching_context
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
@@ -119,6 +122,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     Nothing is held when this raises.
     """
     started = time.monotonic()
+    refuse_if_draining()
     text = validate_text(req.text, tenant=req.tenant, field=req.text_field)
     voice, active = voice_and_active_version(req.tenant, req.voice_id)
     if voice is None:
@@ -136,6 +140,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
     spoken = dictionaries.apply(text) if dictionaries is not None else text
     segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)
+    _check_audio_estimate(req, segments)
     context = stitching_context(req)
     admission, cache_key, cached = _admit(
         req,
@@ -165,6 +170,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         if dictionaries is None
         else {**req.settings, "pronunciation_dictionary_locators": dictionaries.as_json()},
         cache_hit=cached is not None,
+        heartbeat_at=timezone.now(),
     )
     run = SynthesisRun(
         request=req,
@@ -203,7 +209,38 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     # From here on the run owns everything: only its finish gives anything back.
     if run.answered:
         run.finish(SynthesisRecord.Status.SUCCESS, written=True)
+    else:
+        heartbeats.add(run)  # so that a crash of this process is noticed and its record reaped
     return run
+
+
+def _audio_estimate(speed: float, segments: list[Segment]) -> float:
+    """A low estimate of the seconds of audio ``segments`` make (speech at a brisk pace, every pause)."""
+    per_char = settings.TTS_AUDIO_SECONDS_PER_CHAR_MIN
+    silence = settings.TTS_SENTENCE_SILENCE_MS
+    return sum(
+        len(seg.text) * per_char / effective_speed(speed, seg) + (seg.pause_after_ms + silence) / 1000
+        for seg in segments
+    )
+
+
+def _check_audio_estimate(req: SynthesisRequest, segments: list[Segment]) -> None:
+    """Refuse up front a request sure to make more audio than one request may (the pipeline
+    also stops one that turns out longer than predicted, refunding what was not spoken)."""
+    limit = audio_seconds_limit(req.tenant.plan)
+    estimate = _audio_estimate(req.speed, segments)
+    if estimate > limit:
+        raise _audio_limit_error(req, limit, f"would make at least {estimate:.0f} s of audio")
+
+
+def _audio_limit_error(req: SynthesisRequest, limit: float, what: str) -> SynthesisError:
+    return SynthesisError(
+        f"'{req.text_field}' {what}; the limit per request is {limit:.0f} s (slow speech, long breaks and "
+        "numbers spoken in full all add up).",
+        code="audio_limit_exceeded",
+        status=413,
+        field=req.text_field,
+    )
 
 
 def _answer_from_cache(run: SynthesisRun, cached: CachedAudio) -> None:
@@ -305,6 +342,15 @@ def _engine_unavailable() -> SynthesisError:
     )
 
 
+def effective_speed(speed: float, segment: Segment) -> float:
+    """The caller's speed times the segment's own (SSML) rate, within ``TTS_MIN_SPEED``..``TTS_MAX_SPEED``.
+
+    The floor bounds the work one billed character can cause: below it, speech is
+    slowed no further (OpenAI's 0.25 times SSML's 25 % would otherwise be 16x).
+    """
+    return min(settings.TTS_MAX_SPEED, max(settings.TTS_MIN_SPEED, speed * segment.rate))
+
+
 def noise_variation(voice_settings: dict[str, Any]) -> float:
     """``voice_settings.stability`` (0..1) as a factor on the VITS noise scales.
 
@@ -334,7 +380,7 @@ def segment_params(
     A request's ``seed`` gives segment ``index`` its own seed, so each segment's
     noise is reproducible and independent of how the others were scheduled.
     """
-    speed = max(0.05, speed * segment.rate)
+    speed = effective_speed(speed, segment)
     base = float(getattr(engine, "default_length_scale", 1.0))
     return SynthesisParams(
         speaker_id=speaker_index,
@@ -372,18 +418,16 @@ def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams
     return synthesize_segment_timed(engine, segment, params, silence_ms=settings.TTS_SENTENCE_SILENCE_MS)[0]
 
 
-# Shared by every synthesis in the process; the engine's own slots bound how many run at once.
-_segment_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="tts-segment")
-
-
 def _synthesize_ahead(
     run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int
 ) -> Iterator[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
-    """Segments in order, each with its synthesis already submitted, ``ahead`` at a time.
+    """Segments in order (with their index), each with its synthesis already queued, ``ahead`` at a time.
 
-    With ``ahead`` 1 nothing is submitted (the caller synthesizes, e.g. in
-    windows). Closing the iterator cancels what has not started, so a client
-    that goes away never starts the engine on segments it will not receive.
+    Queued on the fair scheduler under the tenant, so that a tenant running many
+    streams takes its turn with the others. With ``ahead`` 1 nothing is queued
+    here (the caller synthesizes, in the tenant's turn too, e.g. in windows).
+    Closing the iterator cancels what has not started, so a client that goes
+    away never starts the engine on segments it will not receive.
     """
     source = enumerate(run.segments if run.segment_source is None else run.segment_source)
     if ahead <= 1:
@@ -396,7 +440,8 @@ def _synthesize_ahead(
             while len(pending) < ahead and (upcoming := next(source, None)) is not None:
                 index, segment = upcoming
                 params = _params_for(run, engine, segment, index)
-                future = _segment_pool.submit(
+                future = engine_scheduler.submit(
+                    run.request.tenant.pk,
                     synthesize_segment_timed,
                     engine,
                     segment,
@@ -431,7 +476,7 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
     error_code = ""
     encoder = None
     timeline: AlignmentTimeline | None = None
-    sent: list[bytes] | None = None
+    cache = False
     try:
         try:
             engine = get_registry().get(run.spec)
@@ -439,23 +484,24 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
             status, error_code = SynthesisRecord.Status.FAILED, "engine_unavailable"
             raise _engine_unavailable() from exc
         req = run.request
-        run.sink = AudioSink(store=req.enable_logging and settings.TTS_STORE_AUDIO)
+        live = run.segment_source is not None
+        # Live streams are not cached (their text was not known up front).
+        cache = bool(run.cache_key and req.enable_logging and not live)
+        # One copy of what is sent, for those who need it at the end: the history file, the caller
+        # of a whole file, the cache (only while it is small enough to be an entry).
+        store = req.enable_logging and settings.TTS_STORE_AUDIO
+        limit = None if store or run.whole else settings.TTS_AUDIO_CACHE_MAX_ENTRY_BYTES
+        run.sink = AudioSink(keep=store or run.whole or cache, limit=limit)
         encoder = run.encoder = make_encoder(req.output_format, engine.sample_rate)
         run.record.sample_rate = encoder.format.sample_rate
         # A live stream's pieces each have their own offsets: its alignment follows the spoken text.
-        live = run.segment_source is not None
         timeline = (
             AlignmentTimeline(None)
             if live
             else AlignmentTimeline.for_segments(run.spoken_text or req.text, run.segments)
         )
         run.timeline = timeline
-        # Everything sent, for the cache; live streams are not cached (their text was not known up front).
-        sent = [] if run.cache_key and req.enable_logging and not live else None
-        for data in _encoded_segments(run, engine, timeline, live=live):
-            if sent is not None:
-                sent.append(data)
-            yield data
+        yield from _encoded_segments(run, engine, timeline, live=live)
         status = SynthesisRecord.Status.SUCCESS
     except EngineError as exc:
         status, error_code = SynthesisRecord.Status.FAILED, "engine_error"
@@ -466,9 +512,9 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
             status=503 if exc.retryable else 500,
             retry_after=5 if exc.retryable else None,
         ) from exc
-    except SynthesisError:
+    except SynthesisError as exc:
         status = SynthesisRecord.Status.FAILED
-        error_code = error_code or "synthesis_error"
+        error_code = error_code or exc.code
         raise
     except Exception:
         status, error_code = SynthesisRecord.Status.FAILED, "internal_error"
@@ -478,12 +524,13 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
             encoder.close()
         if status != SynthesisRecord.Status.SUCCESS:
             run.finish(status, error_code=error_code)
-        elif run.succeed() and sent is not None and encoder is not None and timeline is not None:
-            # After the record: the entry names its stored file, which hits link to.
-            audio = encoder.seal(b"".join(sent))
-            stored = run.record.audio.name or ""
-            audio_cache.put(run.cache_key, CachedAudio(audio, encoder.format, run.audio_seconds, stored))
-            alignment_cache.put(run.cache_key, timeline.as_json())
+        elif run.succeed() and cache and encoder is not None and timeline is not None:
+            audio = run.seal_audio()
+            if audio is not None:
+                # After the record: the entry names its stored file, which hits link to.
+                stored = run.record.audio.name or ""
+                audio_cache.put(run.cache_key, CachedAudio(audio, encoder.format, run.audio_seconds, stored))
+                alignment_cache.put(run.cache_key, timeline.as_json())
 
 
 def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTimeline, *, live: bool) -> Iterator[bytes]:
@@ -498,22 +545,32 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     # Known text on an engine that runs several syntheses at once: the next
     # segment is synthesized while this one is sent (at most that many ahead).
     ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
+    limit = audio_seconds_limit(run.request.tenant.plan)
     for index, segment, done in _synthesize_ahead(run, engine, ahead, silence):
+        stop_if_aborted()
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
+        tenant = run.request.tenant.pk
         if windowed:
             timing = SegmentTiming()
             params = _params_for(run, engine, segment, index)
-            pieces = iter_segment_timed(
+            windows = iter_segment_timed(
                 engine, segment, params, silence_ms=silence, timing=timing, context=_context_for(run, index)
             )
+            pieces = engine_scheduler.iterate(tenant, windows)
         else:
             if done is not None:
                 pcm, timing = done.result()
             else:
                 params = _params_for(run, engine, segment, index)
-                pcm, timing = synthesize_segment_timed(
-                    engine, segment, params, silence_ms=silence, context=_context_for(run, index)
+                pcm, timing = engine_scheduler.run(
+                    tenant,
+                    synthesize_segment_timed,
+                    engine,
+                    segment,
+                    params,
+                    silence_ms=silence,
+                    context=_context_for(run, index),
                 )
             pieces = iter([pcm])
             # Known before the audio goes out: a live stream sends it with the chunk.
@@ -521,6 +578,9 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         counted = False
         for pcm in pieces:
             run.audio_seconds += len(pcm) / engine.sample_rate
+            if run.audio_seconds > limit:
+                # Longer than predicted: stop here; the run refunds what was not spoken.
+                raise _audio_limit_error(run.request, limit, f"made more than {limit:.0f} s of audio")
             data = encoder.feed(pcm)
             if data:
                 if not counted:  # a segment is spent once any of its audio goes out
@@ -566,19 +626,16 @@ def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
     if run.answered and run.cached is not None:
         alignment = run.timeline.as_json() if run.timeline is not None else None
         return SynthesisResult(run.cached.audio, run.record, run.cached.output_format, alignment)
-    chunks: list[bytes] = []
     gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
     try:
-        for chunk in gen:
-            chunks.append(chunk)
+        for _ in gen:
+            pass  # the run's sink keeps the one copy
     except BaseException:
         # Nothing was delivered: the run (whole) refunds every character.
         gen.close()
         run.cancel()
         raise
-    audio = b"".join(chunks)
-    if run.encoder is not None:
-        audio = run.encoder.seal(audio)  # exact lengths in wav/flac headers
+    audio = run.seal_audio() or b""  # exact lengths in wav/flac headers
     fmt = run.encoder.format if run.encoder is not None else req.output_format
     alignment = run.timeline.as_json() if run.timeline is not None else None
     return SynthesisResult(audio=audio, record=run.record, output_format=fmt, alignment=alignment)

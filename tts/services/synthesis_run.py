@@ -23,9 +23,11 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.utils import timezone
 
 from accounts.quota import Reservation, refund_characters
+from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import StreamEncoder
 from tts.inference.engine import ModelSpec
 from tts.models import ModelVersion, SynthesisRecord, Voice
@@ -36,7 +38,7 @@ from .admission import SynthesisAdmission
 from .cache import CachedAudio
 from .history import AudioSink, store_record_audio
 from .pronunciation import AppliedDictionaries
-from .synthesis_types import SynthesisRequest
+from .synthesis_types import SynthesisError, SynthesisRequest
 from .timestamps import AlignmentTimeline, SegmentContext
 
 logger = logging.getLogger(__name__)
@@ -90,6 +92,8 @@ class SynthesisRun:
     segment_costs: list[int] = field(default_factory=list)
     #: Set once :meth:`finish` ran: the status it wrote.
     outcome: str | None = None
+    #: The sealed audio of a successful synthesis whose sink kept it (history file, cache, whole answer).
+    audio: bytes | None = None
     #: For runs that several processes may end (a job: its worker, the reaper, a cancel):
     #: the conditional update that makes this one the winner. Called by :meth:`finish` with
     #: the status; if it returns False someone else ended the synthesis, and this run only
@@ -165,7 +169,9 @@ class SynthesisRun:
             if not won:
                 self.outcome = "lost"  # ended by whoever won the claim
                 return False
-            if not success:
+            if success:
+                self.seal_audio()  # the sink's one copy, sealed, for the record, the cache and a whole answer
+            else:
                 refund_characters(self.reservation, self.characters - self.spent_characters())
             if written:
                 metrics.synthesis_finished(self.record, self.request.text)
@@ -177,6 +183,25 @@ class SynthesisRun:
             if self.sink is not None:
                 self.sink.discard()
         return True
+
+    def idle(self) -> None:
+        """Nothing to synthesize until more text arrives (a WebSocket waiting for its client):
+        give the tenant's slot and the engine ticket back; :meth:`resume` takes them again."""
+        with self._lock:
+            if self.outcome is None:
+                self.admission.release()
+
+    def resume(self) -> None:
+        """Take a slot and an engine ticket again after :meth:`idle`; ``SynthesisError`` if refused."""
+        with self._lock:
+            if self.outcome is not None or self.admission.held:
+                return
+            try:
+                self.admission.hold_slot(tenant=self.request.tenant)
+                self.admission.admit_engine()
+            except LimitExceeded as exc:
+                self.admission.release()
+                raise SynthesisError.from_limit(exc) from exc
 
     def suspend(self) -> None:
         """This process stops working on a synthesis that goes on elsewhere (a job put back
@@ -221,14 +246,23 @@ class SynthesisRun:
             fields.append("alignment")
         return fields
 
+    def seal_audio(self) -> bytes | None:
+        """The whole audio sent, with exact lengths in its headers (streams start with "unknown
+        length" ones), read once from the sink; None if the sink did not keep it."""
+        if self.audio is None and self.sink is not None and self.encoder is not None:
+            data = self.sink.read_all()
+            if data:
+                self.audio = self.encoder.seal(data)
+            self.sink.discard()  # one copy at a time: the sealed bytes replace the spool
+        return self.audio
+
     def _write_record(self, status: str, *, error_code: str, audio_saved: bool) -> None:
         record = self.record
         fields = self.final_fields(status, error_code=error_code)
         try:
-            sink = self.sink
-            if status == Status.SUCCESS and sink is not None and sink.store and sink.size and self.encoder is not None:
-                # Streams start with "unknown length" headers; the stored file gets exact ones.
-                data = self.encoder.seal(sink.read_all())
+            store = self.request.enable_logging and settings.TTS_STORE_AUDIO
+            data = self.audio if status == Status.SUCCESS and store else None
+            if data and self.encoder is not None:
                 store_record_audio(record, data, self.encoder.format.extension)
                 fields.append("audio")
             elif audio_saved:

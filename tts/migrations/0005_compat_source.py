@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tts', '0003_pronunciation_dictionaries'),
+        ('tts', '0004_pronunciation_dictionaries'),
     ]
 
     operations = [

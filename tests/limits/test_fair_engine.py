@@ -1,0 +1,60 @@
+"""Engine time per tenant in turn (tts/services/engine_scheduler.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tts.services.engine_scheduler import FairScheduler
+
+
+def test_it_serves_a_quiet_tenant_before_a_busy_tenants_queue() -> None:
+    scheduler = FairScheduler(1, name="tts-test-fair")
+    order: list[str] = []
+    gate = threading.Event()
+
+    def task(name: str) -> str:
+        if name == "a0":
+            gate.wait(10)  # hold the only worker until everything is queued
+        order.append(name)
+        return name
+
+    futures = [scheduler.submit("A", task, f"a{i}") for i in range(8)]
+    time.sleep(0.1)
+    quiet = scheduler.submit("B", task, "b0")
+    gate.set()
+    assert quiet.result(10) == "b0"
+    for future in futures:
+        future.result(10)
+    # B waited for the task that was running, not for A's queue.
+    assert order.index("b0") == 1
+    assert order[:1] + order[2:] == [f"a{i}" for i in range(8)]  # A's own order is kept
+
+
+def test_it_alternates_between_busy_tenants_and_skips_cancelled_work() -> None:
+    scheduler = FairScheduler(1, name="tts-test-rr")
+    order: list[str] = []
+    gate = threading.Event()
+    first = scheduler.submit("A", lambda: gate.wait(10))
+    time.sleep(0.05)
+    a = [scheduler.submit("A", order.append, f"a{i}") for i in range(3)]
+    b = [scheduler.submit("B", order.append, f"b{i}") for i in range(3)]
+    assert a[1].cancel()  # a stream that went away: never run
+    gate.set()
+    first.result(10)
+    for future in [a[0], a[2], *b]:
+        future.result(10)
+    # B had not had a turn: it goes first, then the two alternate; the cancelled task costs A no turn.
+    assert order == ["b0", "a0", "b1", "a2", "b2"]
+
+
+def test_it_runs_window_by_window_in_turn_and_passes_errors() -> None:
+    scheduler = FairScheduler(2, name="tts-test-iter")
+    assert list(scheduler.iterate("A", iter([1, 2, 3]))) == [1, 2, 3]
+    future = scheduler.submit("A", lambda: 1 / 0)
+    try:
+        future.result(10)
+    except ZeroDivisionError:
+        pass
+    else:
+        raise AssertionError("the task's exception must reach the caller")

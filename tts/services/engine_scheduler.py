@@ -1,0 +1,161 @@
+"""Engine time handed out per tenant in turn.
+
+Every engine call of a synthesis (a segment, or one window of a segment) is a
+task queued under its tenant. A fixed set of worker threads (one per core)
+takes tasks round-robin over the tenants that have work waiting: one task of
+tenant A, then one of B, then A again. A tenant that queues many segments (its
+plan's stream cap, each stream synthesizing ahead) therefore delays another
+tenant's short request by at most the tasks already running, never by its
+whole queue. Within a tenant, tasks run in the order they were queued.
+
+"In turn" is start-time fair queuing: each tenant has a virtual time that
+grows by one with every task of its that starts, and the next task is the
+waiting tenant's with the smallest; a tenant that had nothing waiting joins
+at the current time, so it neither jumps ahead by its idle past nor waits
+behind what others queued while it was idle.
+
+The engine's own slots (``PiperOnnxEngine.concurrency``) still bound how many
+calls run on one model at once; the workers here are as many as the cores, so
+they never leave a core idle that the engine could use.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class _Stopped(Exception):
+    pass
+
+
+@dataclass
+class _Task:
+    future: Future[Any]
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+class FairScheduler:
+    def __init__(self, workers: int | None = None, *, name: str = "tts-engine") -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self._name = name
+        self._cond = threading.Condition()
+        #: Tenants with work waiting (in the order they arrived: ties go to the earlier), each with its tasks.
+        self._queues: OrderedDict[Hashable, deque[_Task]] = OrderedDict()
+        #: Virtual time per tenant: tasks started, counted from when it last joined.
+        self._vtime: dict[Hashable, int] = {}
+        self._now = 0
+        self._threads: list[threading.Thread] = []
+        self._stopping = False
+
+    def submit(self, key: Hashable, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """Queue ``fn(*args, **kwargs)`` under ``key`` (a tenant); cancel the future to drop it unrun."""
+        future: Future[T] = Future()
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("the engine scheduler has shut down (the process is exiting)")
+            self._start_workers()
+            if key not in self._queues:
+                self._vtime[key] = max(self._vtime.get(key, 0), self._now)
+                self._queues[key] = deque()
+            self._queues[key].append(_Task(future, fn, args, kwargs))
+            self._cond.notify()
+        return future
+
+    def run(self, key: Hashable, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` in the tenant's turn; blocks until it is done (never call from a worker)."""
+        return self.submit(key, fn, *args, **kwargs).result()
+
+    def iterate(self, key: Hashable, items: Iterator[T]) -> Iterator[T]:
+        """Each step of ``items`` (e.g. an engine decoding a sentence in windows) in the tenant's turn."""
+        done = object()
+        while True:
+            item = self.run(key, next, items, done)
+            if item is done:
+                return
+            yield item
+
+    def waiting(self) -> dict[Hashable, int]:
+        """Tasks waiting per tenant (not those running)."""
+        with self._cond:
+            return {key: len(tasks) for key, tasks in self._queues.items()}
+
+    # --- workers ---------------------------------------------------------
+
+    def _start_workers(self) -> None:
+        if not self._threads:
+            # Like concurrent.futures: at interpreter exit, drop what waits and let running
+            # engine calls end (a native engine thread killed mid-call aborts the process).
+            threading._register_atexit(self.shutdown)  # type: ignore[attr-defined]
+        while len(self._threads) < self.workers:
+            thread = threading.Thread(target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Cancel the tasks still waiting, let running ones finish, stop the workers."""
+        with self._cond:
+            self._stopping = True
+            for tasks in self._queues.values():
+                for task in tasks:
+                    task.future.cancel()
+            self._queues.clear()
+            self._cond.notify_all()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout)
+
+    def _next(self) -> _Task:
+        with self._cond:
+            while True:
+                while not self._queues:
+                    if self._stopping:
+                        raise _Stopped
+                    self._cond.wait()
+                key = min(self._queues, key=self._vtime.__getitem__)  # min() keeps the first of equals
+                tasks = self._queues[key]
+                task = tasks.popleft()
+                if not tasks:
+                    del self._queues[key]
+                    self._forget_idle()
+                if task.future.cancelled():
+                    continue  # its stream went away while it waited: no turn is spent on it
+                self._now = self._vtime[key]
+                self._vtime[key] += 1
+                return task
+
+    def _forget_idle(self) -> None:
+        """Drop the times of idle tenants that are not ahead of now: joining again gives them ``now``."""
+        if len(self._vtime) > 4 * len(self._queues) + 64:
+            self._vtime = {k: v for k, v in self._vtime.items() if k in self._queues or v > self._now}
+
+    def _work(self) -> None:
+        while True:
+            try:
+                task = self._next()
+            except _Stopped:
+                return
+            if not task.future.set_running_or_notify_cancel():
+                continue  # cancelled just now
+            try:
+                result = task.fn(*task.args, **task.kwargs)
+            except BaseException as exc:
+                task.future.set_exception(exc)
+            else:
+                task.future.set_result(result)
+
+
+#: The process's scheduler: every synthesis, stream, WebSocket utterance and job uses it.
+engine_scheduler = FairScheduler(name="tts-engine")
