@@ -86,6 +86,30 @@ def joe_timed(db: None, aligned_joe: tuple[str, str]) -> Voice:
     return make_joe(aligned=aligned_joe)[1]
 
 
+@pytest.fixture(scope="session")
+def kokoro_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The model directory with Kokoro assembled, checked and patched once per session (about 7 s)."""
+    from tts.inference.kokoro_model import prepare_kokoro_files
+
+    # Named like the platform's model directory (VAR_DIR/models), so an import command can reuse it.
+    directory = tmp_path_factory.mktemp("kokoro-var") / "models"
+    prepare_kokoro_files(directory)
+    return str(directory)
+
+
+def make_kokoro(directory: str) -> list[Voice]:
+    """Kokoro-82M's version (active) and its five Japanese voices, as ``import_kokoro_voices`` registers them."""
+    from tts.services.kokoro_import import import_kokoro_voices
+
+    return import_kokoro_voices(activate=True, dest_dir=directory).voices
+
+
+@pytest.fixture
+def kokoro(db: None, kokoro_dir: str) -> Voice:
+    """The jf_alpha voice (and the four other Japanese voices beside it)."""
+    return make_kokoro(kokoro_dir)[0]
+
+
 @dataclass
 class TenantCtx:
     tenant: Tenant
@@ -132,7 +156,10 @@ __all__ = [
     "joe_engine",
     "joe_sha256",
     "joe_timed",
+    "kokoro",
+    "kokoro_dir",
     "make_joe",
+    "make_kokoro",
     "make_tenant",
     "second_version",
     "tenant_a",

@@ -18,6 +18,7 @@ class ModelVersion(models.Model):
     class Engine(models.TextChoices):
         PIPER_ONNX = "piper-onnx", "Piper (ONNX Runtime)"
         VITS_TORCH = "vits-torch", "VITS (PyTorch)"
+        KOKORO_ONNX = "kokoro-onnx", "Kokoro-82M (ONNX Runtime)"
 
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
@@ -70,6 +71,9 @@ class Voice(models.Model):
     model_id = models.SlugField(max_length=100, db_index=True)
     speaker_index = models.PositiveIntegerField(default=0)
     default_settings = models.JSONField(default=dict, blank=True)
+    #: A tenant-made voice mixing the styles of its model's voices (Kokoro):
+    #: ``[{"voice_id": "jf_alpha", "speaker_index": 0, "weight": 0.6}, ...]``, weights summing to 1.
+    blend = models.JSONField(default=list, blank=True)
     tenant = models.ForeignKey(Tenant, null=True, blank=True, on_delete=models.CASCADE, related_name="voices")
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -80,6 +84,11 @@ class Voice(models.Model):
     @property
     def category(self) -> str:
         return "premade" if self.tenant_id is None else "professional"
+
+    @property
+    def style_blend(self) -> tuple[tuple[int, float], ...]:
+        """``(speaker index, weight)`` pairs of a blended voice; empty for any other."""
+        return tuple((int(c["speaker_index"]), float(c["weight"])) for c in self.blend or ())
 
 
 class SynthesisRecord(models.Model):

@@ -19,6 +19,7 @@ urlpatterns = [
     path("jobs/<str:job_id>/audio/", views.job_audio, name="job-audio"),
     path("jobs/<str:job_id>/cancel/", views.job_cancel_view, name="job-cancel"),
     path("voices/", views.voices, name="voices"),
+    path("voices/blend/", views.voice_blend_new, name="voice-blend"),
     path("pronunciation/", views.pronunciation, name="pronunciation"),
     path(
         "pronunciation/<str:dictionary_id>/<str:version_id>.pls",
@@ -26,4 +27,5 @@ urlpatterns = [
         name="pronunciation-download",
     ),
     path("voices/<str:voice_id>/preview.mp3", views.voice_preview_audio, name="voice-preview"),
+    path("voices/<str:voice_id>/delete/", views.voice_delete_view, name="voice-delete"),
 ]

@@ -33,8 +33,9 @@ from tts.services.pagination import keyset_page
 from tts.services.pronunciation import dictionary_create, dictionary_get, latest_version, version_get
 from tts.services.synthesis import SynthesisError
 from tts.services.usage_stats import characters_per_day
+from tts.services.voice_blends import VoiceBlendError, voice_blend_create, voice_delete
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
-from tts.services.voices import voice_get, voices_for_tenant
+from tts.services.voices import voice_get, voice_languages, voices_for_tenant
 from tts.text.lexicon import LexiconError, Rule, parse_pls, to_pls
 
 logger = logging.getLogger(__name__)
@@ -220,8 +221,50 @@ def history_delete(request: TenantRequest, item_id: str) -> HttpResponse:
 @require_GET
 @member_required
 def voices(request: TenantRequest) -> HttpResponse:
-    context = dashboard_context(request, page="voices", voices=list(voices_for_tenant(request.tenant)))
+    language = (request.GET.get("language") or "").strip()[:16] or None
+    every = list(voices_for_tenant(request.tenant))
+    context = dashboard_context(
+        request,
+        page="voices",
+        voices=list(voices_for_tenant(request.tenant, language=language)) if language else every,
+        languages=voice_languages(request.tenant),
+        language=language or "",
+        blendable=[v for v in every if v.labels.get("engine") == "kokoro" and not v.blend],
+    )
     return render(request, "dashboard/voices.html", context)
+
+
+@require_POST
+@member_required
+def voice_blend_new(request: TenantRequest) -> HttpResponse:
+    """The voices page's "make a voice" form: a weight per Kokoro voice, blank or 0 leaves it out."""
+    weights: dict[str, float] = {}
+    for key in request.POST:
+        value = request.POST.get(key, "")
+        if key.startswith("weight-") and value.strip():
+            try:
+                weight = float(value)
+            except ValueError:
+                messages.error(request, f"The weight of {key[7:]} must be a number.")
+                return redirect("dashboard:voices")
+            if weight > 0:
+                weights[key[7:]] = weight
+    try:
+        voice = voice_blend_create(tenant=request.tenant, name=request.POST.get("name", ""), blend=weights)
+    except VoiceBlendError as exc:
+        messages.error(request, exc.message)
+        return redirect("dashboard:voices")
+    messages.success(request, f"Made the voice {voice.name} ({voice.voice_id}): play its preview below.")
+    return redirect("dashboard:voices")
+
+
+@require_POST
+@member_required
+def voice_delete_view(request: TenantRequest, voice_id: str) -> HttpResponse:
+    if not voice_delete(tenant=request.tenant, voice_id=voice_id):
+        raise Http404("No such voice of this tenant.")
+    messages.success(request, "Deleted the voice.")
+    return redirect("dashboard:voices")
 
 
 @require_GET

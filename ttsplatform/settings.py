@@ -249,6 +249,7 @@ TTS_SENTENCE_SILENCE_MS = env_int("TTS_SENTENCE_SILENCE_MS", 200, minimum=0, max
 TTS_ENGINES = {
     "piper-onnx": "tts.inference.piper_onnx.PiperOnnxEngine",
     "vits-torch": "tts.inference.vits_torch.VitsTorchEngine",
+    "kokoro-onnx": "tts.inference.kokoro_onnx.KokoroOnnxEngine",
 }
 # Long-form jobs (tts/services/jobs.py): Celery workers when there is a broker,
 # else a background thread of the server process, so `make run` needs no broker.
@@ -299,7 +300,7 @@ TTS_ENGINE_MAX_LOADED = env_int("TTS_ENGINE_MAX_LOADED", 0, minimum=0)
 # (refused up front when a low estimate at TTS_AUDIO_SECONDS_PER_CHAR_MIN already exceeds it).
 TTS_MIN_SPEED = env_float("TTS_MIN_SPEED", 0.5, minimum=0.05)
 TTS_MAX_SPEED = env_float("TTS_MAX_SPEED", 4.0, minimum=1.0)
-TTS_MAX_AUDIO_SECONDS = env_int("TTS_MAX_AUDIO_SECONDS", 900, minimum=1)
+TTS_MAX_AUDIO_SECONDS = env_int("TTS_MAX_AUDIO_SECONDS", 1800, minimum=1)
 TTS_AUDIO_SECONDS_PER_CHAR_MIN = env_float("TTS_AUDIO_SECONDS_PER_CHAR_MIN", 0.03, minimum=0.0)
 # A pending history record's process renews its heartbeat this often; one whose heartbeat is
 # older than TTS_RECORD_STALE_AFTER_S belongs to a dead process and is failed with a full refund.

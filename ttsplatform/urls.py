@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from accounts import urls as account_pages
 from infra import metrics
 from tts import urls as speech_pages
-from tts.api import elevenlabs, health, not_found, openai, resources, streaming
+from tts.api import elevenlabs, health, not_found, openai, resources, streaming, voice_blends
 from tts.api import jobs as job_api
 from tts.api import pronunciation as dictionaries_api
 from tts.api import reference as reference_api
@@ -30,6 +30,7 @@ api_v1 = [
         name="tts-stream-with-timestamps",
     ),
     path("v1/voices", resources.VoiceListApi.as_view(), name="voices"),
+    path("v1/voices/blend", voice_blends.VoiceBlendApi.as_view(), name="voice-blend"),
     path("v1/voices/<str:voice_id>", resources.VoiceDetailApi.as_view(), name="voice-detail"),
     path("v1/models", resources.ModelListApi.as_view(), name="models"),
     path("v1/history", resources.HistoryListApi.as_view(), name="history"),

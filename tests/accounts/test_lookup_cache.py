@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -24,6 +25,12 @@ TEXT = "Short and sweet."
 URL = "/v1/text-to-speech/joe?output_format=pcm_16000"
 
 
+@pytest.fixture(autouse=True)
+def _ttl_longer_than_the_test(settings: Any) -> None:
+    """Three syntheses on a loaded machine can take longer than the 2 s default; tests of expiry set their own."""
+    settings.TTS_LOOKUP_CACHE_S = 60
+
+
 def selects_from(queries: CaptureQueriesContext, table: str) -> int:
     return sum(1 for q in queries.captured_queries if q["sql"].startswith("SELECT") and f'FROM "{table}"' in q["sql"])
 
@@ -36,7 +43,9 @@ def three_requests(ctx: TenantCtx) -> CaptureQueriesContext:
     return queries
 
 
-def test_it_reads_the_key_voice_and_version_once_for_many_requests(tenant_a: TenantCtx, joe: Voice) -> None:
+def test_it_reads_the_key_voice_and_version_once_for_many_requests(
+    tenant_a: TenantCtx, joe: Voice, settings: Any
+) -> None:
     queries = three_requests(tenant_a)
     assert selects_from(queries, "accounts_apikey") == 1
     assert selects_from(queries, "tts_voice") == 1

@@ -69,8 +69,9 @@ def test_setup_demo_is_idempotent(capsys: pytest.CaptureFixture[str]) -> None:
     call_command("setup_demo")
     first = capsys.readouterr().out
     assert "tts_" in first and "curl" in first
+    assert "Japanese voices: jf_alpha, jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo" in first
     call_command("setup_demo")
     second = capsys.readouterr().out
     assert "curl" not in second
     assert Tenant.objects.count() == 1 and ApiKey.objects.count() == 1
-    assert counts() == (1, 1)
+    assert counts() == (2, 6)  # joe, and Kokoro with its five Japanese voices

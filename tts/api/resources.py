@@ -15,7 +15,7 @@ from django.http import FileResponse, HttpResponse
 from django.http.response import HttpResponseBase
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,6 +27,7 @@ from accounts.quota import characters_per_request_limit, next_period_start, usag
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.pagination import keyset_page
+from tts.services.voice_blends import voice_delete
 from tts.services.voices import active_model_versions, voice_get, voices_for_tenant
 
 from .errors import ApiError
@@ -65,6 +66,7 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
         "category": voice.category,
         "description": voice.description,
         "labels": {"language": voice.language, **(voice.labels or {})},
+        "language": voice.language,
         "preview_url": None,
         "settings": settings_out,
         "verified_languages": [{"language": voice.language, "model_id": voice.model_id, "accent": None}],
@@ -76,12 +78,14 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
         "fine_tuning": None,
         "model_id": voice.model_id,
         "speaker_index": voice.speaker_index,
+        "blend": voice.blend or None,
     }
 
 
 @extend_schema_view(
     get=extend_schema(
         operation_id="voices_list", tags=["voices"], summary="Voices this key can use",
+        parameters=[OpenApiParameter("language", str, description='Only this language ("ja"; "en" matches en-US).')],
         responses={200: json_object("voices, has_more, total_count"), **error_responses("elevenlabs", 403)},
     )
 )
@@ -91,7 +95,8 @@ class VoiceListApi(APIView):
 
     def get(self, request: Request) -> Response:
         tenant = request_tenant(request)
-        voices = [voice_json(v, tenant_id=tenant.pk) for v in voices_for_tenant(tenant)]
+        language = request.query_params.get("language") or None
+        voices = [voice_json(v, tenant_id=tenant.pk) for v in voices_for_tenant(tenant, language=language)]
         return Response({"voices": voices, "has_more": False, "total_count": len(voices)})
 
 
@@ -100,11 +105,28 @@ class VoiceListApi(APIView):
         operation_id="voices_get", tags=["voices"], summary="One voice",
         responses={200: json_object("The voice, ElevenLabs' fields plus model_id and speaker_index."),
                    **error_responses("elevenlabs", 403, 404)},
-    )
+    ),
+    delete=extend_schema(
+        operation_id="voices_delete", tags=["voices"], summary="Delete one of this tenant's own voices",
+        responses={200: json_object('{"status": "ok"}'), **error_responses("elevenlabs", 403, 404)},
+    ),
 )
 class VoiceDetailApi(APIView):
-    required_scope = Scope.VOICES_READ
     error_dialect = "elevenlabs"
+
+    @property
+    def required_scope(self) -> str:
+        return Scope.TTS if self.request.method == "DELETE" else Scope.VOICES_READ
+
+    def delete(self, request: Request, voice_id: str) -> Response:
+        if not voice_delete(tenant=request_tenant(request), voice_id=voice_id):
+            raise ApiError(
+                f"This tenant has no voice of its own with voice_id '{voice_id}'.",
+                code="voice_not_found",
+                status_code=404,
+                field="voice_id",
+            )
+        return Response({"status": "ok"})
 
     def get(self, request: Request, voice_id: str) -> Response:
         voice = voice_get(request_tenant(request), voice_id)

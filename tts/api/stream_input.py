@@ -34,7 +34,14 @@ MAX_INACTIVITY_S = 180
 #: A buffer this long with no word boundary is spoken anyway.
 _RUNAWAY_CHARS = 2000
 
-_SENTENCE_END = re.compile(r"[.!?;:][\"'\u201d\u2019)\]]*\s+")
+# Latin ends need a space after them ("3.5" and "e.g." are not ends); Japanese and Chinese
+# ones (the ideographic full stop, full-width ! and ?) end a sentence wherever they stand:
+# such text has no spaces.
+_SENTENCE_END = re.compile(
+    r"[.!?;:][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f][\u300d\u300f\uff09\"'\u201d\u2019)\]]*"
+)
+# Where a buffer without spaces may be cut when no sentence has ended: after a clause comma.
+_CLAUSE_BREAKS = (" ", "\n", "\u3001", "\uff0c")
 #: How far back a search of new text starts: a sentence end (its closing quotes and the
 #: space after them) may straddle two messages.
 _END_OVERLAP = 16
@@ -154,7 +161,8 @@ class TextBuffer:
 
     The n-th generation starts once ``schedule[n]`` characters (the last value
     repeats) are buffered, cut at the last sentence end in the buffer, else at
-    the last word boundary, so no word is split. ``auto_mode`` speaks each
+    the last word boundary (for Japanese, which has no spaces, the last
+    ideographic comma), so no word is split. ``auto_mode`` speaks each
     complete sentence as soon as it ends instead. ``flush`` hands out the rest.
     """
 
@@ -207,7 +215,7 @@ class TextBuffer:
             threshold = self.schedule[min(self.generations, len(self.schedule) - 1)]
             if len(text) < threshold:
                 return ""
-            cut = sentence_end or max(text.rfind(" "), text.rfind("\n")) + 1
+            cut = sentence_end or max(text.rfind(mark) for mark in _CLAUSE_BREAKS) + 1
             if cut <= 0 and len(text) >= _RUNAWAY_CHARS:
                 cut = len(text)
         if cut <= 0 or not text[:cut].strip():

@@ -53,6 +53,9 @@ class SynthesisParams:
     noise_w: float | None = None
     seed: int | None = None
     variation: float = 1.0
+    #: A blended voice: (speaker index, weight) pairs, weights summing to 1. Engines whose
+    #: speakers are style vectors (Kokoro) mix them; others use ``speaker_id``.
+    style_blend: tuple[tuple[int, float], ...] = ()
 
 
 def derive_seed(seed: int, *parts: object) -> int:

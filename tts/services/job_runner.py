@@ -147,6 +147,7 @@ def _run_claimed(job: Job, token: str) -> str:
         _release(job, token)
         raise RetryLater(exc.message) from exc
     speaker = run.voice.speaker_index
+    blend = run.voice.style_blend
     speed = run.request.speed
     variation = noise_variation(run.request.settings)
     try:
@@ -158,7 +159,9 @@ def _run_claimed(job: Job, token: str) -> str:
                     synthesize_segment,
                     engine,
                     seg,
-                    segment_params(engine, seg, speaker_index=speaker, speed=speed, variation=variation),
+                    segment_params(
+                        engine, seg, speaker_index=speaker, speed=speed, variation=variation, style_blend=blend
+                    ),
                 )
                 for seg in _segments(job.plan[index])
             ]

@@ -326,6 +326,7 @@ class LiveUtterance:
         run = self.run
         gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
         seconds_before = 0.0
+        aligned: Segment | None = None  # the segment whose characters went out already
         try:
             for data in gen:
                 segment = self._current
@@ -336,8 +337,15 @@ class LiveUtterance:
                 pending = run.timeline.take_pending() if run.timeline is not None else None
                 timed = websocket_alignment(pending, chunk_start)
                 if timed is not None:
+                    aligned = segment
                     yield data, Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
                     continue
-                yield data, estimate_alignment(segment.text, seconds) if segment is not None else None
+                if segment is None or segment is aligned:
+                    # More audio of a segment already aligned (a resampler's or encoder's tail): no
+                    # characters of its own, never the segment's characters a second time.
+                    yield data, None
+                    continue
+                aligned = segment
+                yield data, estimate_alignment(segment.text, seconds)
         finally:
             gen.close()

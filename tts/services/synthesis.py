@@ -374,8 +374,10 @@ def segment_params(
     seed: int | None = None,
     index: int = 0,
     variation: float = 1.0,
+    style_blend: tuple[tuple[int, float], ...] = (),
 ) -> SynthesisParams:
-    """Engine knobs for one segment: the caller's speed times the segment's own rate.
+    """Engine knobs for one segment: the caller's speed times the segment's own rate (and a
+    blended voice's style mix).
 
     A request's ``seed`` gives segment ``index`` its own seed, so each segment's
     noise is reproducible and independent of how the others were scheduled.
@@ -387,6 +389,7 @@ def segment_params(
         length_scale=base / speed,
         seed=None if seed is None else derive_seed(seed, "segment", index),
         variation=variation,
+        style_blend=style_blend,
     )
 
 
@@ -410,6 +413,7 @@ def _params_for(run: SynthesisRun, engine: Engine, segment: Segment, index: int)
         seed=req.seed,
         index=index,
         variation=noise_variation(req.settings),
+        style_blend=run.voice.style_blend,
     )
 
 

@@ -48,6 +48,10 @@ class SegmentTiming:
     letters: list[tuple[float, float]] = field(default_factory=list)
     #: Seconds of the whole segment, trailing pause included.
     duration: float = 0.0
+    #: Engines that know which characters each word was read from (Kokoro's G2P): their
+    #: spans in ``text``, one per entry of ``words``. ``None``: words are found by spaces.
+    text_words: list[tuple[int, int]] | None = None
+    text: str | None = None
 
     @property
     def known(self) -> bool:
@@ -227,6 +231,10 @@ def iter_segment_timed(
     filled in once the segment is complete. ``context``: the first sentence
     is read after ``context.before`` and the last before ``context.after``.
     """
+    aligned = getattr(engine, "phonemize_aligned", None)
+    if aligned is not None:
+        yield from _iter_aligned(engine, aligned(segment.text), segment, params, silence_ms=silence_ms, timing=timing)
+        return
     kinds = _id_kinds(engine)
     rate = float(engine.sample_rate)
     offset = 0
@@ -271,6 +279,55 @@ def iter_segment_timed(
     if not known:
         timing.words.clear()
         timing.letters.clear()
+    pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
+    if pause:
+        yield np.zeros(pause, dtype=np.float32)
+    timing.duration = (offset + pause) / rate
+
+
+def _iter_aligned(
+    engine: Engine,
+    utterances: Sequence[Any],
+    segment: Segment,
+    params: SynthesisParams,
+    *,
+    silence_ms: int,
+    timing: SegmentTiming,
+) -> Iterator[np.ndarray]:
+    """``iter_segment_timed`` for engines whose phonemizer names each word's characters
+    (``phonemize_aligned``: utterances with ``phonemes`` and ``words``): every word's time is
+    the sum of its phonemes' durations from the model, placed on exactly its characters."""
+    rate = float(engine.sample_rate)
+    offset = 0
+    known = True
+    spans: list[tuple[int, int]] = []
+    for utterance in utterances:
+        ids = engine.phonemes_to_ids(utterance.phonemes)
+        out = engine.synthesize_ids(ids, params)
+        length = len(out.audio)
+        if length:
+            yield out.audio
+        samples = out.phoneme_samples
+        # ids hold one pad before the phonemes: phoneme i is id i + 1.
+        if samples is not None and len(samples) == len(ids) == len(utterance.phonemes) + 2 and utterance.words:
+            scale = length / max(1, int(np.sum(samples)))
+            edges = np.concatenate([[0], np.cumsum(samples)]) * scale + offset
+            for word in utterance.words:
+                timing.words.append((edges[word.start + 1] / rate, edges[word.end + 1] / rate))
+                spans.append((word.char_start, word.char_end))
+                timing.letters.extend((edges[i + 1] / rate, edges[i + 2] / rate) for i in range(word.start, word.end))
+        elif utterance.phonemes:
+            known = False
+        offset += length
+    placed = all(a >= 0 for a, _ in spans) and all(
+        a < b and (i == 0 or spans[i - 1][1] <= a) for i, (a, b) in enumerate(spans)
+    )
+    if not known:
+        timing.words.clear()
+        timing.letters.clear()
+    elif placed and spans:
+        timing.text_words = spans
+        timing.text = segment.text
     pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
     if pause:
         yield np.zeros(pause, dtype=np.float32)
@@ -327,6 +384,8 @@ def character_times(text: str, timing: SegmentTiming, offset: float) -> tuple[li
     ends = [offset] * n
     end_all = offset + timing.duration
     words = _text_words(text)
+    if timing.text_words is not None and timing.text == text and len(timing.text_words) == len(timing.words):
+        words = timing.text_words  # the engine said which characters each word was read from
     if not words or not timing.known:
         # No durations (or nothing to time): the segment's time spread evenly.
         step = timing.duration / max(1, n)

@@ -31,8 +31,16 @@ class PreviewUnavailable(Exception):
     """The voice's model has no active version, or its engine could not run."""
 
 
+_PREVIEW_TEXTS = {
+    "en": "Hello, I am {name}. This is how I sound.",
+    "ja": "こんにちは、{name}です。よろしくお願いします。",
+}
+
+
 def preview_text(voice: Voice) -> str:
-    return f"Hello, I am {voice.name}. This is how I sound."
+    """A short sentence in the voice's own language (English where none is written here)."""
+    code = (voice.language or "en").lower().replace("_", "-").split("-")[0]
+    return _PREVIEW_TEXTS.get(code, _PREVIEW_TEXTS["en"]).format(name=voice.name)
 
 
 def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
@@ -42,7 +50,7 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
         raise PreviewUnavailable(f"The model behind voice '{voice.voice_id}' has no active version.")
     fmt = parse_elevenlabs_format(PREVIEW_FORMAT)
     text = preview_text(voice)
-    digest = hashlib.sha256(f"{version.sha256}|{voice.speaker_index}|{text}".encode()).hexdigest()[:32]
+    digest = hashlib.sha256(f"{version.sha256}|{voice.speaker_index}|{voice.blend}|{text}".encode()).hexdigest()[:32]
     key = f"tts:voice-preview:{digest}"
     try:
         data = cache.get(key)
@@ -52,7 +60,7 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
         return data, fmt
     try:
         engine = get_registry().get(spec_for(version))
-        params = SynthesisParams(speaker_id=voice.speaker_index)
+        params = SynthesisParams(speaker_id=voice.speaker_index, style_blend=voice.style_blend)
         segments = prepare_text(text, language=voice.language, max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS)
         pieces = [synthesize_segment(engine, segment, params) for segment in segments]
     except EngineError as exc:

@@ -13,9 +13,22 @@ _voices: LookupCache[tuple[int, str], tuple[Voice, ModelVersion]] = lookup_cache
 _voices_by_name: LookupCache[tuple[int, str, str | None], Voice] = lookup_cache("voices by name")
 
 
-def voices_for_tenant(tenant: Tenant) -> QuerySet[Voice]:
-    """Voices this tenant may use: the shared ones and its own."""
-    return Voice.objects.filter(Q(tenant__isnull=True) | Q(tenant=tenant), is_active=True).order_by("name", "voice_id")
+def voices_for_tenant(tenant: Tenant, *, language: str | None = None) -> QuerySet[Voice]:
+    """Voices this tenant may use: the shared ones and its own; ``language`` ("ja", "en-US")
+    keeps those of that primary language ("en" matches "en" and "en-US")."""
+    voices = Voice.objects.filter(Q(tenant__isnull=True) | Q(tenant=tenant), is_active=True)
+    code = (language or "").strip().lower().replace("_", "-").split("-")[0]
+    if code:
+        voices = voices.filter(
+            Q(language__iexact=code) | Q(language__istartswith=f"{code}-") | Q(language__istartswith=f"{code}_")
+        )
+    return voices.order_by("name", "voice_id")
+
+
+def voice_languages(tenant: Tenant) -> list[str]:
+    """The primary languages of the voices this tenant may use, for a filter."""
+    codes = voices_for_tenant(tenant).values_list("language", flat=True).distinct()
+    return sorted({code.lower().replace("_", "-").split("-")[0] for code in codes if code})
 
 
 def voice_get(tenant: Tenant, voice_id: str) -> Voice | None:

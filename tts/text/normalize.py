@@ -1,7 +1,7 @@
 """Text normalization: the switch (auto/on/off) and the per-language dispatch.
 
 Like ElevenLabs' ``apply_text_normalization``: "auto" normalizes languages
-that have a rules module here (English, Chinese) and leaves the rest to
+that have a rules module here (English, Chinese, Japanese) and leaves the rest to
 espeak-ng, which reads plain numbers itself; "on" additionally spells whole
 numbers with num2words for other languages; "off" leaves words as given.
 Language rules live in ``tts.text.rules.<code>``, one module per language,
@@ -25,11 +25,12 @@ MODES: tuple[Mode, ...] = ("auto", "on", "off")
 RULE_MODULES = {
     "en": "tts.text.rules.en",
     "zh": "tts.text.rules.zh",
+    "ja": "tts.text.rules.ja",
 }
 FALLBACK_MODULE = "tts.text.rules.fallback"
 
 # Language codes that mean one we have rules for under another name.
-_ALIASES = {"cmn": "zh", "yue": "zh", "eng": "en", "zho": "zh", "chi": "zh"}
+_ALIASES = {"cmn": "zh", "yue": "zh", "eng": "en", "zho": "zh", "chi": "zh", "jpn": "ja"}
 
 # Invisible characters that would reach the phonemizer or break its UTF-8
 # encoding (lone surrogates from JSON "\ud800"). Each becomes one space, so

@@ -27,16 +27,29 @@ def _guess_language(text: str) -> str | None:
     """The rules language for text whose language the caller did not give.
 
     Only the writing system is consulted (cheap, no model): Latin means
-    English rules, Chinese characters without kana mean Chinese; anything
-    else gets no language rules rather than English ones.
+    English rules, Chinese characters without kana mean Chinese, kana (with
+    or without Chinese characters) Japanese; anything else gets no language
+    rules rather than English ones.
     """
     weights = script_weights(text)
     if not weights:
         return "en"
     dominant = weights.most_common(1)[0][0]
-    if dominant == "Han" and not weights.get("Kana"):
+    if dominant in ("Han", "Kana") and weights.get("Kana"):
+        return "ja"
+    if dominant == "Han":
         return "zh"
     return "en" if dominant == "Latin" else None
+
+
+# Languages whose model takes fewer characters per utterance than the platform's
+# segment limit: Kokoro reads at most 510 phonemes, and a kanji is often three or four.
+# Shorter segments also start the first audio sooner.
+LANGUAGE_MAX_CHARS = {"ja": 120}
+
+
+def _segment_limit(language: str | None, max_chars: int) -> int:
+    return min(max_chars, LANGUAGE_MAX_CHARS.get(language or "", max_chars))
 
 
 def _plain_segments(text: str, language: str | None, mode: Mode, max_chars: int) -> list[Segment]:
@@ -122,5 +135,7 @@ def prepare_text(
     text = clean_text(text)
     wanted = primary_language(language)
     if is_ssml(text):
-        return _ssml_segments(text, wanted, normalization, max_segment_chars)
-    return _plain_segments(text, wanted or _guess_language(text), normalization, max_segment_chars)
+        guess = wanted or _guess_language(strip_markup(text))
+        return _ssml_segments(text, wanted, normalization, _segment_limit(guess, max_segment_chars))
+    chosen = wanted or _guess_language(text)
+    return _plain_segments(text, chosen, normalization, _segment_limit(chosen, max_segment_chars))

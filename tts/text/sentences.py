@@ -47,7 +47,12 @@ _SOMETIMES_FINAL = frozenset([
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _CLOSERS = "\"'”’)]}»›」』）】》〉"
 _OPENERS = "\"'“‘([{«‹「『（【《〈"
-_CJK_END = re.compile(rf"[。！？；｡]+[{re.escape(_CLOSERS)}]*")
+# ASCII "!" and "?" end a sentence right before Japanese or Chinese text too ("本当!?すごい").
+# (The lookbehind keeps a long run of "?" linear, as for _LATIN_END below.)
+_CJK_END = re.compile(
+    rf"(?:[。！？；｡]+|(?<![!?])[!?]+(?=[{re.escape(_CLOSERS)}]*[\u3040-\u30ff\u3400-\u9fff]))"
+    rf"[{re.escape(_CLOSERS)}]*"
+)
 # The lookbehind makes a run of dots start only once: without it, "....x"
 # backtracks from every dot and a long run costs quadratic time.
 _LATIN_END = re.compile(rf"(?<![.!?…؟।॥։።])(?P<term>[.!?…؟।॥։።]+)[{re.escape(_CLOSERS)}]*(?=\s|\Z)")

