@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.functional import cached_property
 
-from .models import Job, ModelVersion, SynthesisRecord, Voice
+from .models import Job, ModelVersion, PronunciationDictionary, PronunciationDictionaryVersion, SynthesisRecord, Voice
 from .services.model_import import activate_model_version, retire_model_version
 
 
@@ -99,8 +99,18 @@ class SynthesisRecordAdmin(admin.ModelAdmin):
 class JobAdmin(admin.ModelAdmin):
     """Read-only view of long-form jobs; they change only through their workers."""
 
-    list_display = ("id", "created_at", "tenant", "voice_id", "status", "done_chunks", "total_chunks", "characters",
-                    "attempts", "error_code")
+    list_display = (
+        "id",
+        "created_at",
+        "tenant",
+        "voice_id",
+        "status",
+        "done_chunks",
+        "total_chunks",
+        "characters",
+        "attempts",
+        "error_code",
+    )
     list_filter = ("status", "kind")
     list_select_related = ("tenant",)
     raw_id_fields = ("tenant", "api_key", "model_version")
@@ -114,3 +124,29 @@ class JobAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Job | None = None) -> bool:
         return False
+
+
+class PronunciationDictionaryVersionInline(admin.TabularInline):
+    """Versions are immutable: each change through the API writes a new one."""
+
+    model = PronunciationDictionaryVersion
+    extra = 0
+    fields = ("number", "version_id", "rules", "created_at")
+    readonly_fields = fields
+    can_delete = False
+    ordering = ("-number",)
+
+    def has_add_permission(self, request: HttpRequest, obj: object | None = None) -> bool:
+        return False
+
+
+@admin.register(PronunciationDictionary)
+class PronunciationDictionaryAdmin(admin.ModelAdmin):
+    list_display = ("name", "dictionary_id", "tenant", "is_default", "created_at", "archived_at")
+    list_filter = ("is_default",)
+    search_fields = ("name", "dictionary_id", "tenant__slug")
+    list_select_related = ("tenant",)
+    readonly_fields = ("dictionary_id", "created_at")
+    fields = ("tenant", "name", "description", "is_default", "archived_at", "dictionary_id", "created_by", "created_at")
+    raw_id_fields = ("tenant",)
+    inlines = [PronunciationDictionaryVersionInline]

@@ -235,3 +235,21 @@ def retire_model_version(version: ModelVersion) -> None:
     ModelVersion.objects.filter(pk=version.pk).update(status=ModelVersion.Status.RETIRED)
     clear_lookup_caches()
     version.refresh_from_db()
+
+
+def model_version_named(model_id: str, version: str | None = None) -> ModelVersion:
+    """A model's version by name, or its newest (numeric versions compare as numbers).
+
+    ``LookupError`` names what exists when nothing matches.
+    """
+    versions = list(ModelVersion.objects.filter(model_id=model_id))
+    if not versions:
+        known = sorted(set(ModelVersion.objects.values_list("model_id", flat=True)))
+        raise LookupError(f"No model '{model_id}'. Known models: {', '.join(known) or 'none'}.")
+    if version:
+        matching = [v for v in versions if v.version == version]
+        if not matching:
+            have = ", ".join(sorted(v.version for v in versions))
+            raise LookupError(f"Model '{model_id}' has no version '{version}' (has: {have}).")
+        return matching[0]
+    return max(versions, key=lambda v: (int(v.version) if v.version.isdigit() else -1, v.created_at))

@@ -249,8 +249,9 @@ class LiveUtterance:
         """
         req = self.run.request
         validate_text(text, tenant=req.tenant, field=req.text_field)
+        dictionaries = self.run.dictionaries
         segments = segments_for(
-            text,
+            dictionaries.apply(text) if dictionaries is not None else text,
             language=req.language,
             normalization=req.normalization,
             field=req.text_field,

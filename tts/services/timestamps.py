@@ -21,6 +21,7 @@ SSML, whose offsets are unknown, ``alignment`` is the spoken text as well).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import threading
@@ -31,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from tts.inference.engine import Engine, SynthesisParams
+from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed
 from tts.text.segment import Segment
 
 #: A word in text: a run of non-space characters; only letters and digits are timed.
@@ -134,8 +135,29 @@ def spoken_words(
     return words, letters
 
 
+@dataclass(frozen=True)
+class SegmentContext:
+    """Text spoken around a segment but not sent: request stitching.
+
+    ``before``: the end of the previous request's text (``""``: a continuation
+    whose text is unknown); ``after``: the start of the next one's. ``None``:
+    no context on that side. A segment with context is synthesized with the
+    context's phonemes in the same utterance, so the model reads it as the
+    middle of a sentence (no leading pause, continuation intonation), and the
+    audio is cut at the phoneme boundaries from the model's durations.
+    """
+
+    before: str | None = None
+    after: str | None = None
+
+
 def synthesize_segment_timed(
-    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int
+    engine: Engine,
+    segment: Segment,
+    params: SynthesisParams,
+    *,
+    silence_ms: int,
+    context: SegmentContext | None = None,
 ) -> tuple[np.ndarray, SegmentTiming]:
     """Float PCM for one segment (trailing pause included) and where its words are.
 
@@ -144,8 +166,57 @@ def synthesize_segment_timed(
     the timing has no words and the caller spreads the segment evenly.
     """
     timing = SegmentTiming()
-    pieces = list(iter_segment_timed(engine, segment, params, silence_ms=silence_ms, timing=timing, in_windows=False))
+    pieces = list(
+        iter_segment_timed(
+            engine, segment, params, silence_ms=silence_ms, timing=timing, in_windows=False, context=context
+        )
+    )
     return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)), timing
+
+
+def _context_phonemes(engine: Engine, text: str) -> list[str]:
+    phonemes = [ph for sentence in engine.phonemize(text) for ph in sentence]
+    while phonemes and phonemes[-1].isspace():
+        phonemes.pop()
+    return phonemes
+
+
+#: Fade at a cut inside an utterance, so it never clicks (samples).
+_CUT_FADE = 48
+
+
+def synthesize_in_context(
+    engine: Engine, phonemes: list[str], params: SynthesisParams, *, before: str | None, after: str | None
+) -> tuple[list[int], EngineOutput] | None:
+    """One sentence synthesized between context phonemes and cut back to its own.
+
+    Returns the sentence's own ids and output (audio and per-id samples), or
+    ``None`` when the engine reports no durations (nothing to cut by).
+    """
+    head = [*_context_phonemes(engine, before), " "] if before else []
+    body = list(phonemes)
+    while body and body[-1].isspace():
+        body.pop()
+    tail = [" ", *_context_phonemes(engine, after)] if after else []
+    ids = engine.phonemes_to_ids(head + body + tail)
+    # phonemes_to_ids(x) is BOS, pad, (id, pad) per phoneme, EOS: the ids of a
+    # prefix, without its EOS, are where the next phoneme starts.
+    start = len(engine.phonemes_to_ids(head)) - 1 if before is not None else 0
+    end = len(engine.phonemes_to_ids(head + body)) - 1 if after is not None else len(ids)
+    out = engine.synthesize_ids(ids, params)
+    samples = out.phoneme_samples
+    if samples is None or len(samples) != len(ids):
+        return None
+    scale = len(out.audio) / max(1, int(np.sum(samples)))
+    first = round(int(np.sum(samples[:start])) * scale)
+    last = round(int(np.sum(samples[:end])) * scale) if end < len(ids) else len(out.audio)
+    audio = out.audio[first:last].copy()
+    fade = min(_CUT_FADE, len(audio) // 2)
+    if fade and before is not None:
+        audio[:fade] *= np.linspace(0.0, 1.0, fade, dtype=np.float32)
+    if fade and after is not None:
+        audio[-fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+    return ids[start:end], EngineOutput(audio, out.sample_rate, np.asarray(samples[start:end]))
 
 
 def iter_segment_timed(
@@ -157,6 +228,7 @@ def iter_segment_timed(
     timing: SegmentTiming,
     ready: Callable[[], None] | None = None,
     in_windows: bool = True,
+    context: SegmentContext | None = None,
 ) -> Iterator[np.ndarray]:
     """The same audio as ``synthesize_segment_timed``, in pieces as they are ready.
 
@@ -172,6 +244,9 @@ def iter_segment_timed(
     with each window can say which characters it covers; otherwise once the
     segment is complete. ``in_windows=False`` asks for whole sentences (the
     engine's cheapest path, for callers that wait for the whole segment).
+    ``context``: the first sentence is read after ``context.before`` and the
+    last before ``context.after`` (request stitching). With a seed, each
+    sentence the phonemizer found gets its own noise.
     """
     aligned = getattr(engine, "phonemize_aligned", None)
     if aligned is not None:
@@ -183,7 +258,24 @@ def iter_segment_timed(
     windowed = None
     if in_windows and getattr(engine, "windowed", True):
         windowed = getattr(engine, "iter_synthesize_ids", None)
-    sentences = [engine.phonemes_to_ids(phonemes) for phonemes in engine.phonemize(segment.text) if phonemes]
+    phonemized = engine.phonemize(segment.text)
+    spoken = [n for n, phonemes in enumerate(phonemized) if phonemes]
+    # ids, the sentence's own knobs, and its audio already made when it is read in context.
+    sentences: list[tuple[Sequence[int], SynthesisParams, EngineOutput | None]] = []
+    for n in spoken:
+        phonemes = phonemized[n]
+        ids: Sequence[int] = engine.phonemes_to_ids(phonemes)
+        knobs = params
+        if params.seed is not None:
+            knobs = dataclasses.replace(params, seed=derive_seed(params.seed, "sentence", n))
+        before = context.before if context is not None and n == spoken[0] else None
+        after = context.after if context is not None and n == spoken[-1] else None
+        only = None
+        if before is not None or after is not None:
+            cut = synthesize_in_context(engine, phonemes, knobs, before=before, after=after)
+            if cut is not None:
+                ids, only = cut
+        sentences.append((ids, knobs, only))
     spans: list[tuple[Sequence[int], np.ndarray | None, int]] = []  # ids, per-id samples, audio samples
 
     def finish() -> None:
@@ -192,16 +284,16 @@ def iter_segment_timed(
             ready()
 
     if windowed is None:
-        for ids in sentences:
-            out = engine.synthesize_ids(ids, params)
+        for ids, knobs, only in sentences:
+            out = only if only is not None else engine.synthesize_ids(ids, knobs)
             spans.append((ids, out.phoneme_samples, len(out.audio)))
             if len(out.audio):
                 yield out.audio
     else:
         # Every sentence's first piece before any audio goes out: it carries that sentence's durations.
-        started = []
-        for ids in sentences:
-            outputs = iter(windowed(ids, params))
+        started: list[tuple[Sequence[int], EngineOutput | None, Iterator[EngineOutput]]] = []
+        for ids, knobs, only in sentences:
+            outputs = iter([only]) if only is not None else iter(windowed(ids, knobs))
             started.append((ids, next(outputs, None), outputs))
         early = all(first is not None and first.phoneme_samples is not None for _, first, _ in started)
         if early:

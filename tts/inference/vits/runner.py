@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from ..batcher import bucket_length
 from ..windows import Window, plan_windows
+from ..engine import derive_seed
 from .generator import VitsGenerator
 from .text_encoder import sequence_mask
 
@@ -33,6 +34,8 @@ class PriorJob:
     length_scale: float
     noise_w: float
     speaker_id: int | None
+    #: Noise seed (``SynthesisParams.seed``); ``None`` draws from torch's global generator.
+    seed: int | None = None
 
 
 @dataclass
@@ -51,6 +54,16 @@ class WindowJob:
     z_p: torch.Tensor  # the window's flow context, [channels, frames]
     g: torch.Tensor | None
     window: Window
+
+
+def _generators(seed: int | None) -> tuple[torch.Generator, torch.Generator] | None:
+    """CPU generators for one seeded item's duration and prior noise (the same seeds as the ONNX engine's)."""
+    if seed is None:
+        return None
+    return (
+        torch.Generator().manual_seed(derive_seed(seed, "noise", 0)),
+        torch.Generator().manual_seed(derive_seed(seed, "noise", 1)),
+    )
 
 
 class BatchRunner:
@@ -83,6 +96,8 @@ class BatchRunner:
             length_scale=torch.tensor([job.length_scale for job in jobs], device=self.device),
             noise_w=torch.tensor([job.noise_w for job in jobs], device=self.device),
             speaker_ids=None if None in speakers else torch.tensor(speakers, device=self.device),
+            generators=[_generators(job.seed) for job in jobs],
+            lengths_list=lengths,
         )
         durations = prior.durations.cpu().numpy()
         frames = prior.frame_lengths.tolist()
