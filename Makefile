@@ -11,7 +11,7 @@ PORT ?= 8000
 # their own environment (tests/settings.py), as production does.
 run worker beat: export DEBUG ?= true
 
-.PHONY: run test screenshots lint typecheck bench install install-dev worker beat clean
+.PHONY: run serve test screenshots lint typecheck bench install install-dev worker beat clean
 
 # First runs install for minutes: say so, and let pip show what it fetches.
 $(BIN)/python:
@@ -46,6 +46,14 @@ run: $(VENV)/.installed
 	  echo "Jobs (/v1/jobs) run in a thread of this server (no REDIS_URL). To scale out: set REDIS_URL and run 'make worker'."; \
 	fi
 	$(BIN)/daphne -b $(HOST) -p $(PORT) ttsplatform.asgi:application
+
+# The production web tier on this machine: one port, one daphne process per CPU (WEB_PROCESSES to
+# override), each with WebSockets and its own model lifecycle (docs/operations.md). Set REDIS_URL:
+# without it rate limits, caches and job events are per process.
+serve: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --noinput -v 0
+	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT)
+	$(BIN)/python -m ttsplatform.serve --host $(HOST) --port $(PORT) $(if $(WEB_PROCESSES),--processes $(WEB_PROCESSES))
 
 # A Celery worker for long-form jobs. Needs REDIS_URL (broker) and the web's DATABASE_URL and storage.
 # Run one per core: each synthesizes one job at a time on one ONNX thread (bench/bench_jobs.py: that beats

@@ -18,7 +18,7 @@ class ApiKeyCreateForm(forms.Form):
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
     )
     scopes = forms.MultipleChoiceField(
-        choices=Scope.choices,
+        choices=[(value, label) for value, label in Scope.choices if value in ALL_SCOPES],
         initial=ALL_SCOPES,
         widget=forms.CheckboxSelectMultiple,
         help_text="What the key may do.",

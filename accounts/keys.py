@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from infra.lookup_cache import LookupCache, clear_lookup_caches, lookup_cache
 
-from .models import ALL_SCOPES, ApiKey, Tenant
+from .models import ALL_SCOPES, STAFF_SCOPES, ApiKey, Tenant
 
 KEY_PREFIX = "tts_"
 _PREFIX_LEN = 12
@@ -58,9 +58,11 @@ def api_key_create(
     created_by: AbstractBaseUser | None = None,
 ) -> IssuedKey:
     scopes = list(ALL_SCOPES if scopes is None else scopes)
-    unknown = sorted(set(scopes) - set(ALL_SCOPES))
+    staff = bool(created_by is not None and getattr(created_by, "is_staff", False))
+    allowed = ALL_SCOPES + STAFF_SCOPES if staff else ALL_SCOPES
+    unknown = sorted(set(scopes) - set(allowed))
     if unknown:
-        raise ValueError(f"unknown scopes: {', '.join(unknown)}; allowed: {', '.join(ALL_SCOPES)}")
+        raise ValueError(f"unknown scopes: {', '.join(unknown)}; allowed: {', '.join(allowed)}")
     prefix = secrets.token_hex(_PREFIX_LEN // 2)
     raw_key = f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
     key = ApiKey.objects.create(

@@ -68,9 +68,13 @@ class Scope(models.TextChoices):
     HISTORY_WRITE = "history:write", "Delete history items"
     USER_READ = "user:read", "Read subscription and usage"
     JOBS = "jobs", "Submit and read long-form jobs"
+    MODELS_ADMIN = "models:admin", "Reload and activate models (staff only)"
 
 
-ALL_SCOPES: list[str] = [s.value for s in Scope]
+#: Scopes only a staff user's key may hold (``api_key_create`` checks the creator; the views check again).
+STAFF_SCOPES: list[str] = [Scope.MODELS_ADMIN.value]
+#: What a tenant's key may hold, and what a new key gets by default.
+ALL_SCOPES: list[str] = [s.value for s in Scope if s.value not in STAFF_SCOPES]
 
 
 def default_scopes() -> list[str]:

@@ -168,16 +168,25 @@ def measure(
                 time.sleep(0.1)
 
     def probe() -> None:
-        with httpx.Client(timeout=30) as client:
-            while not stop.is_set():
-                started = time.perf_counter()
-                client.get(f"{base_url}/healthz")
-                report.healthz_ms.append((time.perf_counter() - started) * 1000)
-                time.sleep(0.2)
+        # In its own process (curl), so that this client's threads cannot delay the measurement.
+        script = (
+            "while true; do curl -s -o /dev/null -w '%{time_total}\\n' --max-time 30 "
+            f"{base_url}/healthz; sleep 0.2; done"
+        )
+        proc = subprocess.Popen(["sh", "-c", script], stdout=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                report.healthz_ms.append(float(line) * 1000)
+                if stop.is_set():
+                    break
+        finally:
+            proc.kill()
 
     workers = [threading.Thread(target=a_stream) for _ in range(streams)]
     workers += [threading.Thread(target=a_flood) for _ in range(flooders)]
-    workers += [threading.Thread(target=a_bodies), threading.Thread(target=probe)]
+    workers += [threading.Thread(target=a_bodies)] if body_mb else []
+    workers += [threading.Thread(target=probe)]
     for worker in workers:
         worker.daemon = True
         worker.start()

@@ -10,12 +10,22 @@ clients:
 * audio s / wall s: seconds of audio delivered per second of wall time,
   summed over the concurrent clients.
 
+Then, for single sentences (``short``, 63 characters, and ``sentence``, the
+349-character single sentence), one client at a time:
+
+* first byte of ``/stream`` as pcm;
+* first *playable* audio: the time until the bytes received so far decode to
+  at least one sample (PyAV, tried after every chunk), for an mp3 and an
+  Ogg/Opus stream: a header byte does not count, a complete first frame does;
+* the whole file (``POST /v1/text-to-speech/joe``, pcm) against Piper's total.
+
 Ours is ``POST /v1/text-to-speech/joe/stream?output_format=pcm_22050`` (raw,
 the model's rate, so no resampling or codec on either side); Piper's is
 ``POST /synthesize`` (a WAV, sent when it is complete). The audio cache is
 off so every request is synthesized. Piper's server needs ``flask``.
 
     .venv/bin/python bench/bench_streaming.py [--rounds 3] [--out results.md]
+    .venv/bin/python bench/bench_streaming.py --quick     # one round, 1 client, sentences only
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+LABELS = {"sentence": "long_single_sentence"}  # table label -> key in texts.json
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = Path(os.environ.get("BENCH_TEXTS") or Path(__file__).resolve().parent / "texts.json")
@@ -184,6 +196,108 @@ def piper(base: str) -> Callable[[httpx.Client, str], Sample]:
     return run
 
 
+def decodes(data: bytes) -> bool:
+    """Whether ``data`` (the start of an encoded stream) decodes to at least one sample."""
+    import io
+
+    import av
+
+    try:
+        with av.open(io.BytesIO(data), "r") as container:
+            for frame in container.decode(audio=0):
+                if frame.samples:
+                    return True
+    except Exception:  # a truncated stream raises once its complete frames are decoded
+        return False
+    return False
+
+
+def first_playable(client: httpx.Client, url: str, key: str, text: str) -> tuple[float, float, float]:
+    """(first byte, first decodable audio, total) of one stream, in seconds."""
+    start = time.perf_counter()
+    first = playable = None
+    body = bytearray()
+    with client.stream("POST", url, json={"text": text}, headers={"xi-api-key": key}) as response:
+        if response.status_code != 200:
+            raise RuntimeError(f"{url}: {response.status_code} {response.read()[:500]!r}")
+        for chunk in response.iter_raw():
+            now = time.perf_counter() - start
+            if not chunk:
+                continue
+            body += chunk
+            if first is None:
+                first = now
+            if playable is None and decodes(bytes(body)):
+                playable = now
+    total = time.perf_counter() - start
+    return first or total, playable or total, total
+
+
+def whole_file(client: httpx.Client, base: str, key: str, text: str) -> float:
+    start = time.perf_counter()
+    response = client.post(
+        f"{base}/v1/text-to-speech/joe?output_format=pcm_22050", json={"text": text}, headers={"xi-api-key": key}
+    )
+    if response.status_code != 200:
+        raise RuntimeError(f"whole file: {response.status_code} {response.text[:300]}")
+    return time.perf_counter() - start
+
+
+def sentences(base: str, key: str, piper_fn: Callable[[httpx.Client, str], Sample], texts: dict, rounds: int) -> str:
+    """The single-sentence table: first byte, first playable mp3/opus, whole file, against Piper's total."""
+    lines = [
+        "| text | ours: first byte, pcm | first playable, mp3 | first playable, opus | ours: whole file "
+        "| piper: total | first byte / piper | whole file / piper |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    targets = {"short": 0.5, "sentence": 0.25}
+    notes = []
+    with httpx.Client(timeout=300) as client:
+        for label in ("short", "sentence"):
+            text = texts[LABELS.get(label, label)]
+            pcm, mp3, opus, whole, theirs = [], [], [], [], []
+            for _ in range(rounds):  # alternating, so load changes hit both servers alike
+                pcm.append(stream_first_byte(client, base, key, text, "pcm_22050"))
+                mp3.append(
+                    first_playable(
+                        client, f"{base}/v1/text-to-speech/joe/stream?output_format=mp3_44100_128", key, text
+                    )[1]
+                )
+                opus.append(
+                    first_playable(
+                        client, f"{base}/v1/text-to-speech/joe/stream?output_format=opus_48000_64", key, text
+                    )[1]
+                )
+                whole.append(whole_file(client, base, key, text))
+                theirs.append(piper_fn(client, text).total)
+            m = {
+                name: statistics.median(v)
+                for name, v in (("pcm", pcm), ("mp3", mp3), ("opus", opus), ("whole", whole), ("piper", theirs))
+            }
+            lines.append(
+                f"| {label} ({len(text)} chars) | {m['pcm']:.3f} | {m['mp3']:.3f} | {m['opus']:.3f} | {m['whole']:.3f} "
+                f"| {m['piper']:.3f} | {m['pcm'] / m['piper']:.2f} | {m['whole'] / m['piper']:.2f} |"
+            )
+            first_ok = m["pcm"] / m["piper"] <= targets[label]
+            whole_ok = m["whole"] / m["piper"] <= 1.0
+            notes.append(
+                f"- {label}: first byte {m['pcm'] / m['piper']:.2f}x Piper's total (target <= {targets[label]}: "
+                f"{'met' if first_ok else 'MISSED'}); whole file {m['whole'] / m['piper']:.2f}x "
+                f"(target <= 1.0: {'met' if whole_ok else 'MISSED'})"
+            )
+    return "\n".join(lines) + "\n\n" + "\n".join(notes)
+
+
+def stream_first_byte(client: httpx.Client, base: str, key: str, text: str, fmt: str) -> float:
+    ttfb, _, _ = timed_stream(
+        client,
+        f"{base}/v1/text-to-speech/joe/stream?output_format={fmt}",
+        json_body={"text": text},
+        headers={"xi-api-key": key},
+    )
+    return ttfb
+
+
 @dataclass
 class Row:
     server: str
@@ -243,13 +357,18 @@ def verdict(rows: list[Row]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="batches per text and concurrency (default 3)")
+    parser.add_argument("--rounds", type=int, help="batches per text and concurrency (default 3; 1 with --quick)")
     parser.add_argument("--clients", default="1,4", help="concurrency levels, comma-separated (default 1,4)")
     parser.add_argument("--out", type=Path, help="also write the markdown results here")
     parser.add_argument(
         "--engine-threads", type=int, help="TTS_ENGINE_THREADS for our server (default: the platform's default)"
     )
+    parser.add_argument("--texts", default="short,medium,long", help="texts of the streaming table (or none)")
+    parser.add_argument("--quick", action="store_true", help="the single-sentence table only (1 round unless --rounds)")
     args = parser.parse_args()
+    if args.quick:
+        args.texts = "none"
+    args.rounds = args.rounds or (1 if args.quick else 3)
     texts = json.loads(TEXTS.read_text())
     with tempfile.TemporaryDirectory(prefix="bench-streaming-") as tmp:
         workdir = Path(tmp)
@@ -261,19 +380,25 @@ def main() -> None:
                 for fn in servers.values():
                     fn(client, texts["short"])
             rows = []
+            labels = [] if args.texts == "none" else args.texts.split(",")
             for clients in (int(c) for c in args.clients.split(",")):
-                for label in ("short", "medium", "long"):
+                for label in labels:
                     for name, fn in servers.items():
-                        rows.append(measure(name, fn, label, texts[label], clients, args.rounds))
+                        rows.append(measure(name, fn, label, texts[LABELS.get(label, label)], clients, args.rounds))
                         print(f"{label:6} x{clients} {name:5} done", file=sys.stderr)
+            single = sentences(platform_url, key, servers["piper"], texts, max(1, args.rounds))
         finally:
             for proc in (platform_proc, piper_proc):
                 proc.terminate()
                 proc.wait(timeout=20)
-    lengths = ", ".join(f"{k} = {len(texts[k])} chars" for k in ("short", "medium", "long"))
+    lengths = ", ".join(f"{k} = {len(texts[LABELS.get(k, k)])} chars" for k in ("short", "medium", "long", "sentence"))
+    load = os.getloadavg()[0]
     report = (
-        f"{table(rows)}\n\nTexts: {lengths}. {args.rounds} round(s) per cell; "
-        f"machine: {os.cpu_count()} CPUs; TTS_ENGINE_THREADS={args.engine_threads or 'default'}.\n\n{verdict(rows)}\n"
+        (f"{table(rows)}\n\n" if rows else "")
+        + f"Texts: {lengths}. {args.rounds} round(s) per cell; machine: {os.cpu_count()} CPUs, load average "
+        f"{load:.1f} at the end; TTS_ENGINE_THREADS={args.engine_threads or 'default'}.\n\n"
+        + (f"{verdict(rows)}\n\n" if any(r.text == "long" for r in rows) else "")
+        + f"One sentence, one client:\n\n{single}\n"
     )
     print(report)
     if args.out:

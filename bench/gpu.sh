@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU benchmark of the torch engine, in one go (a few minutes on one CUDA GPU).
+# GPU benchmark of the torch engine, then of the ONNX engine's windowed path, in one go
+# (a few minutes on one CUDA GPU).
 #
 # Needs: a CUDA machine, this repository with its virtualenv, and a CUDA build
 # of torch in it (not the CPU pin the Makefile installs), e.g.
@@ -24,3 +25,13 @@ out="bench/results/engines-gpu-$(date +%Y%m%d-%H%M%S).md"
 "$PY" -m pytest -q -p no:cacheprovider tests/inference/test_vits_torch_cuda.py
 timeout 240 "$PY" bench/bench_engines_gpu.py "$@" | tee "$out"
 echo "written: $out" >&2
+
+# The default engine's windowed path (ONNX Runtime: graph split at import, windows over
+# the workers) on the CUDA provider when onnxruntime-gpu is installed, else noted and skipped.
+onnx_out="bench/results/onnx-windowed-gpu-$(date +%Y%m%d-%H%M%S).md"
+if "$PY" -c 'import onnxruntime, sys; sys.exit("CUDAExecutionProvider" not in onnxruntime.get_available_providers())'; then
+  timeout 300 "$PY" bench/bench_onnx_windowed.py --device cuda --rounds 5 | tee "$onnx_out"
+  echo "written: $onnx_out" >&2
+else
+  echo "onnxruntime has no CUDA provider (pip install onnxruntime-gpu): windowed ONNX on GPU skipped" >&2
+fi

@@ -48,6 +48,7 @@ class RequestIdMiddleware:
         current_request_id.set(request_id)
         response = self.get_response(request)
         response["X-Request-ID"] = request_id
+        response["request-id"] = request_id  # ElevenLabs' name: the id request stitching refers to
         return response
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -26,8 +27,13 @@ def joe_engine() -> str:
     return os.environ.get("TTS_TEST_ENGINE", "piper-onnx")
 
 
-def make_joe(engine: str | None = None, *, aligned: tuple[str, str] | None = None) -> tuple[ModelVersion, Voice]:
+def make_joe(
+    engine: str | None = None, *, aligned: tuple[str, str] | None = None, windowed: dict | None = None
+) -> tuple[ModelVersion, Voice]:
     """The joe voice; ``aligned`` = (path, sha256) of a copy with phoneme durations (``aligned_joe``).
+
+    ``windowed``: the parts of that copy for windowed decoding on ONNX Runtime
+    (``joe_parts``), as an import stores them.
 
     The engine defaults to ``TTS_TEST_ENGINE`` (``piper-onnx``): ``make test``
     runs the API suite a second time with ``vits-torch``.
@@ -41,7 +47,7 @@ def make_joe(engine: str | None = None, *, aligned: tuple[str, str] | None = Non
         config_path=str(config_path()),
         # The copy's own hash: engines are cached by (id, sha256) and ids repeat across tests.
         sha256=aligned[1] if aligned else joe_sha256(),
-        options={"alignment": True} if aligned else {},
+        options=({"alignment": True} if aligned else {}) | ({"windowed": windowed} if windowed else {}),
         sample_rate=22050,
         languages=["en"],
         status=ModelVersion.Status.ACTIVE,
@@ -78,6 +84,25 @@ def aligned_joe(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
 
     path = patched_model_copy(model_path(), tmp_path_factory.mktemp("aligned-joe"), joe_sha256())
     return str(path), file_sha256(path)
+
+
+@pytest.fixture(scope="session")
+def joe_parts(aligned_joe: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """``options["windowed"]`` of the aligned joe model split in encoder, flow and decoder, made once per session."""
+    import json
+
+    from tts.inference.onnx_split import write_parts
+    from tts.services.windowed_model import probe_ids
+
+    config = json.loads(Path(config_path()).read_text(encoding="utf-8"))
+    path, sha = aligned_joe
+    return write_parts(path, tmp_path_factory.mktemp("joe-parts"), sha, probe_ids(config)).as_options()
+
+
+@pytest.fixture
+def joe_windowed(db: None, aligned_joe: tuple[str, str], joe_parts: dict) -> Voice:
+    """The joe voice as an import stores it: durations, and the graph split for windowed decoding."""
+    return make_joe("piper-onnx", aligned=aligned_joe, windowed=joe_parts)[1]
 
 
 @pytest.fixture
@@ -154,8 +179,10 @@ __all__ = [
     "aligned_joe",
     "joe",
     "joe_engine",
+    "joe_parts",
     "joe_sha256",
     "joe_timed",
+    "joe_windowed",
     "kokoro",
     "kokoro_dir",
     "make_joe",

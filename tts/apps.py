@@ -13,5 +13,11 @@ class TtsConfig(AppConfig):
         from .services.model_lifecycle import connect_worker_signals
 
         connect_worker_signals()
-        # Voices and active versions are cached per process (infra/lookup_cache.py).
-        clear_lookup_caches_on_change(self.get_model("Voice"), self.get_model("ModelVersion"))
+        # Voices, active versions and tenants' default dictionaries are cached per process
+        # (infra/lookup_cache.py).
+        clear_lookup_caches_on_change(
+            self.get_model("Voice"),
+            self.get_model("ModelVersion"),
+            self.get_model("PronunciationDictionary"),
+            self.get_model("PronunciationDictionaryVersion"),
+        )

@@ -1,4 +1,5 @@
-"""WebSocket consumers: ElevenLabs' ``/v1/text-to-speech/{voice_id}/stream-input``.
+"""WebSocket consumers: ElevenLabs' ``/v1/text-to-speech/{voice_id}/stream-input`` and
+``multi-stream-input`` (``MultiStreamInputConsumer``, at the end).
 
 One connection speaks one utterance (protocol in docs/websocket.md). The first
 message initializes (``{"text": " "}`` plus ``voice_settings``,
@@ -22,6 +23,7 @@ import base64
 import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -71,6 +73,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self.closing = False
         self.buffer: TextBuffer | None = None
         self.voice_settings: dict[str, Any] = {}
+        self.dictionary_locators: list[dict[str, Any]] = []
         self.utterance: LiveUtterance | None = None
         self.pump: asyncio.Task[None] | None = None
         self.watchdog: asyncio.Task[None] | None = None
@@ -162,6 +165,15 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 close_code=CLOSE_POLICY,
             )
         self.voice_settings = self._voice_settings(msg.get("voice_settings"))
+        locators = msg.get("pronunciation_dictionary_locators") or []
+        if not isinstance(locators, list) or not all(isinstance(x, dict) for x in locators):
+            raise ProtocolError(
+                "pronunciation_dictionary_locators: must be a list of objects with pronunciation_dictionary_id.",
+                code="invalid_message",
+                field="pronunciation_dictionary_locators",
+                close_code=CLOSE_POLICY,
+            )
+        self.dictionary_locators = locators
         config = msg.get("generation_config")
         if config is not None and not isinstance(config, dict):
             raise ProtocolError(
@@ -273,6 +285,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 enable_logging=self.options.enable_logging,
                 normalization=self.options.apply_text_normalization,
                 settings=self.voice_settings,
+                pronunciation_dictionary_locators=self.dictionary_locators,
                 request_id=self.scope.get("request_id", ""),
             )
             run = await database_sync_to_async(synthesis_prepare)(req)
@@ -409,3 +422,262 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         if not self.closing:
             self.closing = True
             await self.close(code=code)
+
+
+# --- multi-stream-input ------------------------------------------------------
+# WebSocket consumer: ElevenLabs' ``/v1/text-to-speech/{voice_id}/multi-stream-input``.
+#
+# One connection, up to ``MAX_CONTEXTS`` open contexts (agent frameworks use one
+# per turn, for barge-in). Every message names its ``context_id``; a new id
+# opens a context with its own text buffer and, once it has text, its own
+# utterance (``LiveUtterance``): its own ``SynthesisRun``, history record,
+# alignment and billing. Audio messages carry ``contextId``.
+#
+# - ``{"text": " ", "context_id", "voice_settings"?, "generation_config"?, "xi_api_key"?}``:
+#   the first message authenticates (as on stream-input); any message may open a context;
+# - ``{"text": "...", "context_id"}``: text for that context (``flush: true`` speaks its buffer now);
+# - ``{"text": "", "context_id"}``: keep-alive (resets the inactivity timer, nothing else);
+# - ``{"context_id", "close_context": true}``: stop that context: its synthesis stops where it
+#   is, the characters not spoken are refunded (the run's cancel), ``{"isFinal": true, "contextId"}`` follows;
+# - ``{"close_socket": true}``: every open context speaks what it holds and ends, each with
+#   ``{"isFinal": true, "contextId"}``, then the connection closes normally.
+#
+# A sixth open context is refused with ``max_active_contexts_exceeded``; the
+# connection and the other contexts go on.
+
+
+#: Open contexts per connection, as ElevenLabs allows.
+MAX_CONTEXTS = 5
+
+
+@dataclass
+class Context:
+    id: str
+    buffer: TextBuffer
+    voice_settings: dict[str, Any]
+    utterance: LiveUtterance | None = None
+    pump: asyncio.Task[None] | None = None
+    ending: bool = False
+
+
+class MultiStreamInputConsumer(StreamInputConsumer):
+    """Several independent utterances over one connection, each named by its context id."""
+
+    async def connect(self) -> None:
+        self.contexts: dict[str, Context] = {}
+        self.schedule: tuple[int, ...] = ()
+        self.socket_ending = False
+        await super().connect()
+
+    async def disconnect(self, code: int) -> None:
+        await super().disconnect(code)
+        for ctx in list(self.contexts.values()):
+            self._stop(ctx)
+
+    def _stop(self, ctx: Context) -> None:
+        if ctx.utterance is not None:
+            ctx.utterance.cancel()  # a no-op once it finished
+        if ctx.pump is not None and ctx.pump is not asyncio.current_task():
+            ctx.pump.cancel()
+
+    async def fail(self, exc: ProtocolError) -> None:
+        await super().fail(exc)
+        if exc.close_code is not None:
+            for ctx in list(self.contexts.values()):
+                self._stop(ctx)
+
+    # --- messages -----------------------------------------------------------
+
+    async def _initialize(self, msg: dict[str, Any]) -> None:
+        text = msg.get("text", " ")
+        if not isinstance(text, str):
+            raise ProtocolError(
+                "text: must be a string.", code="invalid_message", field="text", close_code=CLOSE_POLICY
+            )
+        self.voice_settings = self._voice_settings(msg.get("voice_settings"))
+        config = msg.get("generation_config")
+        if config is not None and not isinstance(config, dict):
+            raise ProtocolError(
+                "generation_config: must be an object.",
+                code="invalid_message",
+                field="generation_config",
+                close_code=CLOSE_POLICY,
+            )
+        self.schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
+        locators = msg.get("pronunciation_dictionary_locators") or []
+        if not isinstance(locators, list) or not all(isinstance(x, dict) for x in locators):
+            raise ProtocolError(
+                "pronunciation_dictionary_locators: must be a list of objects.",
+                code="invalid_message",
+                field="pronunciation_dictionary_locators",
+                close_code=CLOSE_POLICY,
+            )
+        self.dictionary_locators = locators
+        if self.tenant is None:
+            raw_key = raw_key_from_message(msg)
+            if raw_key:
+                await self._authenticate_key(raw_key)
+            else:
+                await self._authenticate_session()
+        assert self.tenant is not None
+        if await database_sync_to_async(voice_get)(self.tenant, self.voice_id) is None:
+            raise ProtocolError(
+                f"A voice with voice_id '{self.voice_id}' was not found.",
+                code="voice_not_found",
+                field="voice_id",
+                close_code=CLOSE_POLICY,
+            )
+        self.initialized = True
+        await self._text(msg)
+
+    async def _text(self, msg: dict[str, Any]) -> None:
+        if msg.get("close_socket") is True:
+            await self._close_socket()
+            return
+        if self.socket_ending:
+            raise ProtocolError("The connection is closing; no more text is accepted.", code="stream_ended")
+        context_id = msg.get("context_id", msg.get("contextId"))
+        if not isinstance(context_id, str) or not context_id.strip() or len(context_id) > 100:
+            raise ProtocolError(
+                "context_id: every message must name its context (a string of at most 100 characters).",
+                code="invalid_message",
+                field="context_id",
+            )
+        if msg.get("close_context") is True:
+            await self._close_context(context_id)
+            return
+        text = msg.get("text", "")
+        if not isinstance(text, str):
+            raise ProtocolError("text: must be a string.", code="invalid_message", field="text")
+        flush = msg.get("flush", False)
+        if not isinstance(flush, bool):
+            raise ProtocolError("flush: must be true or false.", code="invalid_message", field="flush")
+        ctx = self.contexts.get(context_id)
+        if ctx is None:
+            if len(self.contexts) >= MAX_CONTEXTS:
+                raise ProtocolError(
+                    f"context_id: at most {MAX_CONTEXTS} contexts may be open on one connection; "
+                    "close one (close_context) before opening another.",
+                    code="max_active_contexts_exceeded",
+                    field="context_id",
+                )
+            voice_settings = self.voice_settings
+            if msg.get("voice_settings") is not None:
+                voice_settings = self._voice_settings(msg.get("voice_settings"))
+            ctx = Context(context_id, TextBuffer(self.schedule, auto_mode=self.options.auto_mode), voice_settings)
+            self.contexts[context_id] = ctx
+        # Any message naming a context is activity here: {"text": ""} is the protocol's keep-alive.
+        self.last_activity = time.monotonic()
+        unspoken = ctx.utterance.unspoken_characters() if ctx.utterance is not None else 0
+        limit = settings.TTS_WS_MAX_BUFFER_CHARS
+        if len(ctx.buffer.pending) + unspoken + len(text) > limit:
+            raise ProtocolError(
+                f"text: more than {limit} characters received and not yet spoken in context '{context_id}' "
+                "(TTS_WS_MAX_BUFFER_CHARS); wait for audio before sending more.",
+                code="buffer_full",
+                field="text",
+                close_code=CLOSE_TOO_BIG,
+            )
+        # "": a keep-alive; " " before any text: a context's initializing message.
+        opening = not text.strip() and ctx.utterance is None and not ctx.buffer.pending.strip()
+        pieces = ctx.buffer.add(text) if text and not opening else []
+        if flush:
+            pieces.append(ctx.buffer.flush())
+        for piece in pieces:
+            await self._speak(ctx, piece)
+
+    async def _close_context(self, context_id: str) -> None:
+        ctx = self.contexts.pop(context_id, None)
+        if ctx is None:
+            raise ProtocolError(
+                f"context_id: no open context '{context_id}'.", code="context_not_found", field="context_id"
+            )
+        if ctx.utterance is not None:
+            # Stops before the next segment; the run refunds what was not spoken.
+            await database_sync_to_async(ctx.utterance.cancel)()
+        if ctx.pump is not None:
+            ctx.pump.cancel()
+        await self._send_json({"isFinal": True, "contextId": context_id})
+        await self._maybe_close()
+
+    async def _close_socket(self) -> None:
+        self.socket_ending = True
+        for ctx in list(self.contexts.values()):
+            await self._speak(ctx, ctx.buffer.flush())
+            ctx.ending = True
+            if ctx.utterance is None:
+                self.contexts.pop(ctx.id, None)
+                await self._send_json({"isFinal": True, "contextId": ctx.id})
+            else:
+                ctx.utterance.end()
+        await self._maybe_close()
+
+    async def _maybe_close(self) -> None:
+        if self.socket_ending and not self.contexts:
+            await self._close(1000)
+
+    # --- synthesis ----------------------------------------------------------
+
+    async def _speak(self, ctx: Context, text: str) -> None:
+        if not text.strip():
+            return
+        if ctx.utterance is None:
+            assert self.tenant is not None
+            req = SynthesisRequest(
+                tenant=self.tenant,
+                api_key=self.api_key,
+                voice_id=self.voice_id,
+                text=text,
+                output_format=self.options.output_format,
+                source=self.source,
+                model_id=self.options.model_id,
+                speed=float(ctx.voice_settings.get("speed") or 1.0),
+                language=self.options.language_code,
+                enable_logging=self.options.enable_logging,
+                normalization=self.options.apply_text_normalization,
+                settings=ctx.voice_settings,
+                pronunciation_dictionary_locators=self.dictionary_locators,
+                request_id=self.scope.get("request_id", ""),
+            )
+            run = await database_sync_to_async(synthesis_prepare)(req)
+            try:
+                await database_sync_to_async(ensure_engine)(run)
+                ctx.utterance = LiveUtterance(run)
+            except BaseException:
+                await database_sync_to_async(run.cancel)()
+                raise
+            ctx.pump = asyncio.create_task(self._pump_context(ctx, ctx.utterance))
+            return
+        await database_sync_to_async(ctx.utterance.add_text)(text)
+
+    async def _pump_context(self, ctx: Context, utterance: LiveUtterance) -> None:
+        try:
+            async for data, alignment in utterance.stream:
+                self.last_activity = time.monotonic()
+                await self._send_context_audio(ctx.id, data, alignment)
+        except SynthesisError as exc:
+            await self.fail(_protocol_error(exc))
+            return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("multi-stream-input pump failed")
+            await self.fail(ProtocolError("Internal error.", code="internal_error", close_code=CLOSE_INTERNAL))
+            return
+        if self.closing or utterance.cancelled or self.contexts.get(ctx.id) is not ctx:
+            return
+        self.contexts.pop(ctx.id, None)
+        await self._send_json({"isFinal": True, "contextId": ctx.id})
+        await self._maybe_close()
+
+    async def _send_context_audio(self, context_id: str, data: bytes, alignment: Alignment | None) -> None:
+        aligned = alignment.as_json() if alignment is not None and self.options.alignment else None
+        await self._send_json(
+            {
+                "audio": base64.b64encode(data).decode("ascii"),
+                "isFinal": None,
+                "normalizedAlignment": aligned,
+                "alignment": aligned,
+                "contextId": context_id,
+            }
+        )

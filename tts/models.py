@@ -107,6 +107,7 @@ class SynthesisRecord(models.Model):
         OPENAI = "openai", "OpenAI API"
         JOB = "job", "Long-form job"
         PLAYGROUND = "playground", "Playground"
+        COMPAT = "compat", "CosyVoice-compatible API"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="history")
@@ -238,3 +239,49 @@ class Job(models.Model):
     @property
     def progress(self) -> float:
         return round(self.done_chunks / self.total_chunks, 4) if self.total_chunks else 0.0
+
+
+def _dictionary_id() -> str:
+    return uuid.uuid4().hex[:20]
+
+
+class PronunciationDictionary(models.Model):
+    """A tenant's pronunciation dictionary (ElevenLabs' shape); its rules live in versions.
+
+    ``is_default``: applied to every request of the tenant that names no
+    dictionary (the OpenAI route has no way to name one).
+    """
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="pronunciation_dictionaries")
+    dictionary_id = models.CharField(max_length=32, unique=True, default=_dictionary_id)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created_by = models.CharField(max_length=150, blank=True)
+    is_default = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    archived_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="pdict_tenant_created")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.dictionary_id})"
+
+
+class PronunciationDictionaryVersion(models.Model):
+    """One immutable set of rules; every change to a dictionary makes a new version."""
+
+    dictionary = models.ForeignKey(PronunciationDictionary, on_delete=models.CASCADE, related_name="versions")
+    version_id = models.CharField(max_length=32, unique=True, default=_dictionary_id)
+    number = models.PositiveIntegerField()
+    #: ``tts.text.lexicon.Rule.to_json`` of each rule, in order.
+    rules = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["dictionary", "-number"]
+        constraints = [models.UniqueConstraint(fields=["dictionary", "number"], name="pdict_version_number")]
+
+    def __str__(self) -> str:
+        return f"{self.dictionary.name} v{self.number}"

@@ -1,4 +1,5 @@
-"""WebSocket routes (Channels): ElevenLabs' stream-input, job progress, and a refusal for the rest."""
+"""WebSocket routes (Channels): ElevenLabs' stream-input and multi-stream-input, job progress, and a refusal
+for the rest."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.urls import path, re_path
 
-from tts.consumers import StreamInputConsumer
+from tts.consumers import MultiStreamInputConsumer, StreamInputConsumer
 from tts.job_consumers import JobProgressConsumer
 
 CLOSE_NOT_FOUND = 4404
@@ -30,6 +31,11 @@ class UnknownRouteConsumer(AsyncJsonWebsocketConsumer):
 
 websocket_urlpatterns: list[Any] = [
     path("v1/text-to-speech/<str:voice_id>/stream-input", StreamInputConsumer.as_asgi(), name="tts-stream-input"),
+    path(
+        "v1/text-to-speech/<str:voice_id>/multi-stream-input",
+        MultiStreamInputConsumer.as_asgi(),
+        name="tts-multi-stream-input",
+    ),
     path("v1/jobs/progress", JobProgressConsumer.as_asgi(), name="jobs-progress"),
     path("v1/jobs/<str:job_id>/progress", JobProgressConsumer.as_asgi(), name="job-progress"),
     # Last: whatever the routes above do not match.

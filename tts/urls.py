@@ -1,4 +1,4 @@
-"""Dashboard routes for speech: overview (usage), playground, history, jobs, voices."""
+"""Dashboard routes for speech: overview (usage), playground, history, jobs, voices, pronunciation."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ urlpatterns = [
     path("usage/", usage_views.usage, name="usage"),
     path("usage.csv", usage_views.usage_csv, name="usage-csv"),
     path("voices/blend/", views.voice_blend_new, name="voice-blend"),
+    path("pronunciation/", views.pronunciation, name="pronunciation"),
+    path(
+        "pronunciation/<str:dictionary_id>/<str:version_id>.pls",
+        views.pronunciation_download,
+        name="pronunciation-download",
+    ),
     path("voices/<str:voice_id>/preview.mp3", views.voice_preview_audio, name="voice-preview"),
     path("voices/<str:voice_id>/delete/", views.voice_delete_view, name="voice-delete"),
 ]

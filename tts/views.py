@@ -25,7 +25,7 @@ from accounts.quota import characters_per_request_limit, next_period_start, usag
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
-from tts.models import Job, SynthesisRecord
+from tts.models import Job, PronunciationDictionary, SynthesisRecord
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import (
     DOWNLOAD_FORMATS,
@@ -38,11 +38,13 @@ from tts.services.history_export import (
 )
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.services.pagination import keyset_page
+from tts.services.pronunciation import dictionary_create, dictionary_get, latest_version, version_get
 from tts.services.synthesis import SynthesisError
 from tts.services.usage_stats import characters_per_day
 from tts.services.voice_blends import VoiceBlendError, voice_blend_create, voice_delete
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voice_languages, voices_for_tenant, voices_served_for_tenant
+from tts.text.lexicon import LexiconError, Rule, parse_pls, to_pls
 
 logger = logging.getLogger(__name__)
 
@@ -455,3 +457,62 @@ def job_cancel_view(request: TenantRequest, job_id: str) -> HttpResponse:
                 "refunded then, and the refund shows on the job.",
             )
     return redirect("dashboard:jobs")
+
+
+# --- pronunciation dictionaries --------------------------------------------------
+
+
+@member_required
+def pronunciation(request: TenantRequest) -> HttpResponseBase:
+    """The tenant's dictionaries: upload a PLS lexicon, mark defaults, download a version."""
+    tenant = request.tenant
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "upload":
+                upload = request.FILES.get("file")
+                name = (request.POST.get("name") or "").strip()[:200]
+                if upload is None or not name:
+                    raise SynthesisError("Give the dictionary a name and a PLS file.", code="invalid", status=400)
+                if (upload.size or 0) > 2 * 1024 * 1024:
+                    raise SynthesisError("A PLS file may be at most 2 MB.", code="invalid_pls", status=400)
+                try:
+                    rules = parse_pls(upload.read())
+                except LexiconError as exc:
+                    raise SynthesisError(str(exc), code="invalid_pls", status=400) from exc
+                made, version = dictionary_create(
+                    tenant=tenant, name=name, rules=rules, created_by=request.user.get_username()
+                )
+                messages.success(request, f"Dictionary “{made.name}” created with {len(version.rules)} rules.")
+            elif action == "default":
+                made = dictionary_get(tenant, request.POST.get("dictionary_id", ""))
+                made.is_default = not made.is_default
+                made.save(update_fields=["is_default"])
+                messages.success(
+                    request,
+                    f"“{made.name}” {'now applies' if made.is_default else 'no longer applies'} "
+                    "to requests that name no dictionary.",
+                )
+        except SynthesisError as exc:
+            messages.error(request, exc.message)
+        return redirect("dashboard:pronunciation")
+    rows = [
+        (d, latest_version(d))
+        for d in PronunciationDictionary.objects.filter(tenant=tenant, archived_at__isnull=True)[:200]
+    ]
+    return render(
+        request, "dashboard/pronunciation.html", dashboard_context(request, page="pronunciation", dictionaries=rows)
+    )
+
+
+@require_GET
+@member_required
+def pronunciation_download(request: TenantRequest, dictionary_id: str, version_id: str) -> HttpResponse:
+    try:
+        made = dictionary_get(request.tenant, dictionary_id)
+        version = version_get(made, version_id)
+    except SynthesisError as exc:
+        raise Http404(exc.message) from exc
+    response = HttpResponse(to_pls([Rule.from_json(r) for r in version.rules]), content_type="application/pls+xml")
+    response["Content-Disposition"] = f'attachment; filename="{made.dictionary_id}_{version.number}.pls"'
+    return response

@@ -10,10 +10,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ttsplatform.settings")
 django_asgi_app = get_http_application()
 
 from ttsplatform.body_limit import BodyLimitASGI, install_daphne_bound  # noqa: E402
+from ttsplatform.ws_flood import install_daphne_message_bound  # noqa: E402
 
 # daphne imports this module before it listens: from here on its requests refuse
 # oversized bodies while they arrive (docs/limits.md).
 install_daphne_bound()
+install_daphne_message_bound()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

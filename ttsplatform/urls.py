@@ -11,6 +11,8 @@ from infra import metrics
 from tts import urls as speech_pages
 from tts.api import elevenlabs, health, not_found, openai, resources, streaming, voice_blends
 from tts.api import jobs as job_api
+from tts.api import pronunciation as dictionaries_api
+from tts.api import reference as reference_api
 from tts.api import timestamps as timestamps_api
 from tts.api import usage as usage_api
 
@@ -42,6 +44,42 @@ api_v1 = [
     ),
     path("v1/user", resources.UserApi.as_view(), name="user"),
     path("v1/user/subscription", resources.SubscriptionApi.as_view(), name="subscription"),
+    path(
+        "v1/pronunciation-dictionaries/add-from-file",
+        dictionaries_api.AddFromFileApi.as_view(),
+        name="pronunciation-add-from-file",
+    ),
+    path(
+        "v1/pronunciation-dictionaries/add-from-rules",
+        dictionaries_api.AddFromRulesApi.as_view(),
+        name="pronunciation-add-from-rules",
+    ),
+    path("v1/pronunciation-dictionaries", dictionaries_api.DictionaryListApi.as_view(), name="pronunciation-list"),
+    path(
+        "v1/pronunciation-dictionaries/<str:dictionary_id>",
+        dictionaries_api.DictionaryDetailApi.as_view(),
+        name="pronunciation-detail",
+    ),
+    path(
+        "v1/pronunciation-dictionaries/<str:dictionary_id>/add-rules",
+        dictionaries_api.AddRulesApi.as_view(),
+        name="pronunciation-add-rules",
+    ),
+    path(
+        "v1/pronunciation-dictionaries/<str:dictionary_id>/remove-rules",
+        dictionaries_api.RemoveRulesApi.as_view(),
+        name="pronunciation-remove-rules",
+    ),
+    path(
+        "v1/pronunciation-dictionaries/<str:dictionary_id>/set-rules",
+        dictionaries_api.SetRulesApi.as_view(),
+        name="pronunciation-set-rules",
+    ),
+    path(
+        "v1/pronunciation-dictionaries/<str:dictionary_id>/<str:version_id>/download",
+        dictionaries_api.DownloadApi.as_view(),
+        name="pronunciation-download",
+    ),
     path("v1/audio/speech", openai.SpeechApi.as_view(), name="openai-speech"),
     path("v1/jobs", job_api.JobsApi.as_view(), name="jobs"),
     path("v1/jobs/<str:job_id>", job_api.JobDetailApi.as_view(), name="job-detail"),
@@ -52,6 +90,9 @@ api_v1 = [
 
 urlpatterns = [
     *api_v1,
+    path("api/tts", reference_api.ApiTtsView.as_view(), name="compat-api-tts"),
+    path("tts", reference_api.LiteTtsView.as_view(), name="compat-tts"),
+    path("api/admin/reload", reference_api.ReloadView.as_view(), name="compat-admin-reload"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics_view, name="metrics"),

@@ -41,6 +41,7 @@ PAGES = {
     "history": "/history/",
     "jobs": "/jobs/",
     "voices": "/voices/",
+    "pronunciation": "/pronunciation/",
 }
 
 

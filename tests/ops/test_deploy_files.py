@@ -158,7 +158,7 @@ def test_it_keeps_torch_and_cuda_out_of_the_cpu_image() -> None:
         text = (DEPLOY / name).read_text()
         for source in re.findall(r"^COPY (?!--from)(\S+) ", text, flags=re.M):
             assert (ROOT / source).exists(), f"{name} copies {source}, which does not exist"
-        assert "ttsplatform.asgi:application" in text
+        assert "ttsplatform.serve" in text  # the web tier: one daphne per CPU serving ttsplatform.asgi
         assert re.search(r"^USER tts$", text, flags=re.M), f"{name} must not run as root"
     cpu = (DEPLOY / "Dockerfile.cpu").read_text()
     installs = " ".join(re.findall(r"pip install ([^\\&\n]+)", cpu))

@@ -1,7 +1,8 @@
-"""Operator admin: model versions (import, activate, retire), voices, and the history and jobs (read-only)."""
+"""Operator admin: model versions (import, activate, retire), voices, pronunciation dictionaries,
+and the history and jobs (read-only)."""
 
 from __future__ import annotations
 
-from . import lists, model_versions, voices
+from . import lists, model_versions, pronunciation, voices
 
-__all__ = ["lists", "model_versions", "voices"]
+__all__ = ["lists", "model_versions", "pronunciation", "voices"]

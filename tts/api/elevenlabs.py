@@ -29,12 +29,18 @@ DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
 
 
 class VoiceSettingsSerializer(serializers.Serializer):
-    # Accepted for compatibility; Piper voices have no equivalent of these.
+    # stability scales the VITS noise (tts.services.synthesis.noise_variation) and speed the
+    # length scale; similarity_boost, style and use_speaker_boost are accepted without effect.
     stability = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     similarity_boost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     style = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)  # type: ignore[assignment]
     use_speaker_boost = serializers.BooleanField(required=False, allow_null=True)
     speed = serializers.FloatField(required=False, allow_null=True, min_value=0.5, max_value=2.0)
+
+
+class DictionaryLocatorSerializer(serializers.Serializer):
+    pronunciation_dictionary_id = serializers.CharField(max_length=64)
+    version_id = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True)
 
 
 class TextToSpeechInputSerializer(serializers.Serializer):
@@ -44,6 +50,15 @@ class TextToSpeechInputSerializer(serializers.Serializer):
     voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
     apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], required=False, default="auto")
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
+    pronunciation_dictionary_locators = DictionaryLocatorSerializer(many=True, required=False, allow_null=True)
+    previous_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
+    next_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
+    previous_request_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, allow_null=True, max_length=3
+    )
+    next_request_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64), required=False, allow_null=True, max_length=3
+    )
 
 
 class QueryInputSerializer(serializers.Serializer):
@@ -80,6 +95,12 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
         normalization=data.get("apply_text_normalization", "auto"),
         request_id=getattr(request._request, "request_id", ""),
         settings={k: v for k, v in settings_in.items() if v is not None},
+        seed=data.get("seed"),
+        previous_text=data.get("previous_text") or None,
+        next_text=data.get("next_text") or None,
+        previous_request_ids=list(data.get("previous_request_ids") or []),
+        next_request_ids=list(data.get("next_request_ids") or []),
+        pronunciation_dictionary_locators=[dict(x) for x in data.get("pronunciation_dictionary_locators") or []],
     )
 
 
@@ -99,8 +120,10 @@ def audio_headers(response: HttpResponseBase, record: SynthesisRecord, *, reques
         summary="Convert text to speech (whole file)",
         request=TextToSpeechInputSerializer,
         parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM],
-        responses={**audio_responses("The audio; headers history-item-id, x-character-count, request-id."),
-                   **error_responses("elevenlabs", 400, 403, 404, 413, 429, 503)},
+        responses={
+            **audio_responses("The audio; headers history-item-id, x-character-count, request-id."),
+            **error_responses("elevenlabs", 400, 403, 404, 413, 429, 503),
+        },
     )
 )
 class TextToSpeechApi(APIView):

@@ -97,6 +97,8 @@ def to_api_error(exc: Exception) -> ApiError | None:
 
 
 def render_error(err: ApiError, dialect: str) -> Response:
+    if dialect == "fastapi":
+        return _render_fastapi(err)
     if dialect == "openai":
         body: dict[str, Any] = {
             "error": {
@@ -116,6 +118,22 @@ def render_error(err: ApiError, dialect: str) -> Response:
         response["Retry-After"] = str(err.retry_after)
     if err.status_code == status.HTTP_401_UNAUTHORIZED:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
+    return response
+
+
+def _render_fastapi(err: ApiError) -> Response:
+    """The CosyVoice deployments' errors (FastAPI): ``{"detail": message}``; a malformed body
+    is FastAPI's 422 with a list; over-long text is their 400."""
+    status_code = err.status_code
+    detail: Any = err.message
+    if err.code == "invalid_request" and status_code == 400:
+        status_code = 422
+        detail = [{"loc": ["body", err.field or ""], "msg": err.message, "type": "value_error"}]
+    elif status_code == 413:
+        status_code = 400
+    response = Response({"detail": detail}, status=status_code)
+    if err.retry_after is not None:
+        response["Retry-After"] = str(err.retry_after)
     return response
 
 

@@ -7,6 +7,7 @@ rest (text, resampling, encoding, records).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -37,15 +38,33 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class SynthesisParams:
-    """Per-request knobs. ``None`` means the voice's own default from its config."""
+    """Per-request knobs. ``None`` means the voice's own default from its config.
+
+    ``seed``: the engine draws all its noise from generators seeded with it, so
+    the same ids, knobs and seed give the same samples (``None``: fresh noise).
+    ``variation`` multiplies both noise scales (``noise_scale`` and ``noise_w``,
+    the voice's defaults when those are ``None``): 0 is the flat, most stable
+    reading, 1 the voice's own.
+    """
 
     speaker_id: int | None = None
     length_scale: float | None = None
     noise_scale: float | None = None
     noise_w: float | None = None
+    seed: int | None = None
+    variation: float = 1.0
     #: A blended voice: (speaker index, weight) pairs, weights summing to 1. Engines whose
     #: speakers are style vectors (Kokoro) mix them; others use ``speaker_id``.
     style_blend: tuple[tuple[int, float], ...] = ()
+
+
+def derive_seed(seed: int, *parts: object) -> int:
+    """A 63-bit seed for one part of a seeded synthesis (a segment, a sentence, a noise source).
+
+    Stable across processes and versions (no ``hash()``), independent per part.
+    """
+    digest = hashlib.blake2b(repr((seed, *parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 @dataclass

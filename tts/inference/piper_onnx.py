@@ -1,23 +1,133 @@
-"""ONNX Runtime engine for Piper voices: the CPU default (CUDA provider if present)."""
+"""ONNX Runtime engine for Piper voices: the CPU default (CUDA provider if present).
+
+A voice imported by this platform comes with its graph split in three
+(``onnx_split``: encoder, flow, decoder; ``ModelSpec.options["windowed"]``,
+hash-checked here before use). The engine then synthesizes a sentence in two
+steps, like the PyTorch engine:
+
+1. the **encoder** (text encoder, durations, the sampled prior) once per
+   sentence;
+2. the **flow and decoder** over overlapping windows of the prior, each
+   widened by their measured receptive fields, so the audio kept from each
+   window is what decoding the whole sentence gives. A stream's first window
+   is small (``window_frames``, 32 latent frames: about 0.37 s of joe's
+   audio), so its first audio comes after a fraction of the sentence's work.
+
+Every ONNX run goes through one ``WorkPool`` per engine: one worker per core
+at ``TTS_ENGINE_THREADS`` (default 1) intra-op threads each. A sentence's
+windows are queued together, so a request alone spreads them over every core,
+and concurrent requests share the same workers side by side; nothing to tune.
+Encoder runs and first windows go ahead of later windows. A whole-file
+request (``synthesize_ids``) cuts the sentence into as many equal windows as
+there are idle workers (one window, no overlap, when the engine is busy).
+
+A model without parts (an older import, a graph that cannot be split) runs
+whole, one sentence per pool task, as before.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 import onnxruntime
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .onnx_split import WindowedParts
 from .piper_frontend import PiperFrontend, read_piper_config
+from .windows import Window, plan_windows, split_evenly
+from .work_pool import PoolClosed, WorkPool
 
 logger = logging.getLogger(__name__)
 
+# Latent frames: a stream's first window, the most a later window holds, and
+# the least a window holds when a sentence is cut to spread over idle workers
+# (smaller ones would spend more on their overlap than they save).
+WINDOW_FRAMES = 32
+CHUNK_FRAMES = 256
+MIN_SPLIT_FRAMES = 96
+FIRST, LATER = 0, 1  # pool priorities
+
+ResultT = TypeVar("ResultT")
+
+
+@dataclass
+class _Prior:
+    """One sentence's encoder outputs: the flow's inputs (and g), durations in samples."""
+
+    feed: dict[str, np.ndarray]
+    frames: int
+    samples: np.ndarray | None
+
+
+class _Parts:
+    """The three sessions of a split model and how to run one window through flow and decoder.
+
+    Kept apart from the engine so queued work holds this, not the engine: a
+    dropped engine is collected and its finalizer closes the pool.
+    """
+
+    def __init__(
+        self,
+        parts: WindowedParts,
+        options: onnxruntime.SessionOptions,
+        providers: list[str],
+        *,
+        wide_threads: int,
+    ) -> None:
+        self.parts = parts
+        self.names = parts.names
+        self.hop = parts.hop_length
+        self.encoder, self.flow, self.decoder = (
+            onnxruntime.InferenceSession(parts.paths[part], sess_options=options, providers=providers)
+            for part in ("encoder", "flow", "decoder")
+        )
+        self.encoder_outputs = [out.name for out in self.encoder.get_outputs()]
+        # The encoder is the one step a sentence cannot cut in windows: on an
+        # otherwise idle engine it runs on every core (threads that sleep, not
+        # spin, when done, so they never hold cores the workers need).
+        self.wide_encoder: onnxruntime.InferenceSession | None = None
+        if wide_threads > options.intra_op_num_threads and providers[0] == "CPUExecutionProvider":
+            wide = onnxruntime.SessionOptions()
+            wide.intra_op_num_threads = wide_threads
+            wide.inter_op_num_threads = 1
+            wide.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self.wide_encoder = onnxruntime.InferenceSession(
+                parts.paths["encoder"], sess_options=wide, providers=providers
+            )
+
+    def prior(self, feed: dict[str, np.ndarray], *, alone: bool = False) -> _Prior:
+        session = self.wide_encoder if alone and self.wide_encoder is not None else self.encoder
+        outputs = dict(zip(self.encoder_outputs, session.run(None, feed), strict=True))
+        flow_feed = {name: outputs[name] for name in self.names.flow_inputs}
+        samples = None
+        if self.names.durations:
+            samples = (np.asarray(outputs[self.names.durations]).reshape(-1) * self.hop).astype(np.int64)
+        return _Prior(flow_feed, int(flow_feed[self.names.latent].shape[-1]), samples)
+
+    def window(self, prior: _Prior, window: Window) -> np.ndarray:
+        names = self.names
+        f0, f1 = window.flow
+        feed = dict(prior.feed)
+        feed[names.latent] = np.ascontiguousarray(prior.feed[names.latent][:, :, f0:f1])
+        feed[names.mask] = np.ascontiguousarray(prior.feed[names.mask][:, :, f0:f1])
+        z = self.flow.run(None, feed)[0]
+        d0, d1 = window.decoder
+        decoder_feed = {name: prior.feed[name] for name in names.decoder_inputs if name != names.z}
+        decoder_feed[names.z] = np.ascontiguousarray(z[:, :, d0 - f0 : d1 - f0])
+        audio = np.asarray(self.decoder.run(None, decoder_feed)[0], dtype=np.float32).reshape(-1)
+        c0, c1 = window.core
+        return np.clip(audio[(c0 - d0) * self.hop : (c1 - d0) * self.hop], -1.0, 1.0)
+
 
 class PiperOnnxEngine:
-    """One ``InferenceSession`` per loaded model version, with bounded threads."""
+    """A Piper voice on ONNX Runtime; thread-safe; windowed when its graph was split at import."""
 
     name = "piper-onnx"
 
@@ -31,26 +141,41 @@ class PiperOnnxEngine:
         self.num_speakers = int(self.config.num_speakers)
         self.hop_length = int(self.config.hop_length)
         self.default_length_scale = float(self.config.length_scale)
+        self.window_frames = int(str(spec.options.get("window_frames", WINDOW_FRAMES)))
+        self.chunk_frames = int(str(spec.options.get("chunk_frames", CHUNK_FRAMES)))
 
+        threads = max(1, threads)
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             providers.insert(0, "CUDAExecutionProvider")
+        self._parts: _Parts | None = None
+        self.session: onnxruntime.InferenceSession | None = None
         try:
-            self.session = onnxruntime.InferenceSession(spec.model_path, sess_options=options, providers=providers)
+            parts = _usable_parts(spec)
+            if parts is not None:
+                self._parts = _Parts(parts, options, providers, wide_threads=os.cpu_count() or 1)
+                self.hop_length = parts.hop_length
+                self._input_names = {i.name for i in self._parts.encoder.get_inputs()}
+                self._has_alignment = bool(parts.names.durations)
+            else:
+                self.session = onnxruntime.InferenceSession(spec.model_path, sess_options=options, providers=providers)
+                self._input_names = {i.name for i in self.session.get_inputs()}
+                self._has_alignment = len(self.session.get_outputs()) > 1
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EngineError(f"cannot load ONNX model {spec.model_path}: {exc}") from exc
-        self._input_names = {i.name for i in self.session.get_inputs()}
-        self._has_alignment = len(self.session.get_outputs()) > 1
-        # ONNX Runtime sessions are thread-safe: run as many at once as the
-        # cores allow at this thread count (2 cores, 1 thread: 2 concurrent
-        # syntheses), so concurrent streams share the CPU instead of queueing
-        # behind one lock, without oversubscribing it.
-        self.concurrency = max(1, (os.cpu_count() or 1) // max(1, threads))
-        self._slots = threading.BoundedSemaphore(self.concurrency)
+        # One worker per core at this thread count (2 cores, 1 thread: 2 workers).
+        self.concurrency = max(1, (os.cpu_count() or 1) // threads)
+        self._pool = WorkPool(self.concurrency, name=f"onnx-{spec.id}")
+        self._finalizer = weakref.finalize(self, self._pool.close)
+
+    @property
+    def windowed(self) -> bool:
+        """Whether sentences are decoded in windows (the model was split at import)."""
+        return self._parts is not None
 
     def phonemize(self, text: str) -> list[list[str]]:
         return self.frontend.phonemize(text)
@@ -59,8 +184,79 @@ class PiperOnnxEngine:
         return self.frontend.phonemes_to_ids(phonemes)
 
     def synthesize_ids(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> EngineOutput:
+        """One sentence at once: over every idle worker in equal windows, else in one piece."""
         if not phoneme_ids:
             return EngineOutput(np.zeros(0, dtype=np.float32), self.sample_rate)
+        feed = self._feed(phoneme_ids, params)
+        parts = self._parts
+        if parts is None:
+            return self._result(self._pool.submit(lambda: self._run_whole(feed), priority=FIRST))
+        prior = self._prior(parts, feed)
+        size = split_evenly(prior.frames, self._pool.idle(), minimum=MIN_SPLIT_FRAMES)
+        windows = self._plan(prior.frames, first=size, size=size)
+        futures = [self._pool.submit(_window_task(parts, prior, w), priority=FIRST) for w in windows]
+        try:
+            audio = np.concatenate([self._result(f) for f in futures])
+        finally:
+            for future in futures:
+                future.cancel()
+        return EngineOutput(audio, self.sample_rate, prior.samples)
+
+    def iter_synthesize_ids(
+        self, phoneme_ids: Sequence[int], params: SynthesisParams, *, window_frames: int | None = None
+    ) -> Iterator[EngineOutput]:
+        """Audio in pieces, the first after ``window_frames`` latent frames are decoded.
+
+        The pieces concatenate to the whole-sentence decode's audio (up to
+        float rounding); the first carries ``phoneme_samples`` for the whole
+        sentence. Without a split model, one piece.
+        """
+        if not phoneme_ids or self._parts is None:
+            yield self.synthesize_ids(phoneme_ids, params)
+            return
+        parts = self._parts
+        feed = self._feed(phoneme_ids, params)
+        prior = self._prior(parts, feed)
+        first = max(1, window_frames or self.window_frames)
+        rest = max(0, prior.frames - first)
+        # Later windows: enough of them for every worker, none larger than chunk_frames.
+        size = min(self.chunk_frames, split_evenly(rest, self.concurrency, minimum=MIN_SPLIT_FRAMES)) if rest else first
+        windows = self._plan(prior.frames, first=first, size=max(size, 1))
+        futures = [
+            self._pool.submit(_window_task(parts, prior, w), priority=FIRST if i == 0 else LATER)
+            for i, w in enumerate(windows)
+        ]
+        try:
+            for index, future in enumerate(futures):
+                yield EngineOutput(self._result(future), self.sample_rate, prior.samples if index == 0 else None)
+        finally:
+            for future in futures:  # a caller that stops early frees the workers
+                future.cancel()
+
+    def close(self) -> None:
+        self._finalizer()
+        self.session = None
+        self._parts = None
+
+    def _prior(self, parts: _Parts, feed: dict[str, np.ndarray]) -> _Prior:
+        pool = self._pool
+        # Decided when the run starts: alone = no other worker busy and nothing queued.
+        return self._result(
+            pool.submit(lambda: parts.prior(feed, alone=pool.idle() == pool.workers - 1), priority=FIRST)
+        )
+
+    def _plan(self, frames: int, *, first: int, size: int) -> list[Window]:
+        assert self._parts is not None
+        parts = self._parts.parts
+        return plan_windows(
+            frames,
+            first=first,
+            size=size,
+            decoder_overlap=parts.decoder_overlap,
+            flow_overlap=parts.flow_overlap,
+        )
+
+    def _feed(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> dict[str, np.ndarray]:
         cfg = self.config
         scales = np.array(
             [
@@ -80,16 +276,47 @@ class PiperOnnxEngine:
             if not 0 <= sid < max(1, self.num_speakers):
                 raise EngineError(f"speaker {sid} out of range 0..{self.num_speakers - 1}")
             feed["sid"] = np.asarray([sid], dtype=np.int64)
-        try:
-            with self._slots:
-                result = self.session.run(None, feed)
-        except Exception as exc:
-            raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
+        return feed
+
+    def _run_whole(self, feed: dict[str, np.ndarray]) -> EngineOutput:
+        session = self.session
+        if session is None:
+            raise EngineError("engine is closed", retryable=True)
+        result = session.run(None, feed)
         audio = np.clip(np.asarray(result[0], dtype=np.float32).reshape(-1), -1.0, 1.0)
         samples = None
         if self._has_alignment and len(result) > 1:
             samples = (np.asarray(result[1]).reshape(-1) * self.hop_length).astype(np.int64)
         return EngineOutput(audio, self.sample_rate, samples)
 
-    def close(self) -> None:
-        self.session = None  # type: ignore[assignment]
+    @staticmethod
+    def _result(future: Future[ResultT]) -> ResultT:
+        try:
+            return future.result()
+        except EngineError:
+            raise
+        except PoolClosed as exc:
+            raise EngineError("engine closed during synthesis", retryable=True) from exc
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
+
+
+def _window_task(parts: _Parts, prior: _Prior, window: Window) -> Any:
+    return lambda: parts.window(prior, window)
+
+
+def _usable_parts(spec: ModelSpec) -> WindowedParts | None:
+    """The split model of ``spec`` if its import made one and every part matches its hash."""
+    raw = spec.options.get("windowed")
+    if not isinstance(raw, dict):
+        return None
+    try:
+        parts = WindowedParts.from_options(raw)
+    except (KeyError, TypeError, ValueError) as exc:
+        logger.warning("model version %s: unreadable windowed parts (%s); decoding whole sentences", spec.id, exc)
+        return None
+    problem = parts.verify()
+    if problem:
+        logger.warning("model version %s: %s; decoding whole sentences", spec.id, problem)
+        return None
+    return parts

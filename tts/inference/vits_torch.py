@@ -208,10 +208,11 @@ class VitsTorchEngine:
                 raise EngineError(f"speaker {speaker_id} out of range 0..{self.num_speakers - 1}")
         return PriorJob(
             ids=phoneme_ids,
-            noise_scale=cfg.noise_scale if params.noise_scale is None else params.noise_scale,
+            noise_scale=(cfg.noise_scale if params.noise_scale is None else params.noise_scale) * params.variation,
             length_scale=cfg.length_scale if params.length_scale is None else params.length_scale,
-            noise_w=cfg.noise_w_scale if params.noise_w is None else params.noise_w,
+            noise_w=(cfg.noise_w_scale if params.noise_w is None else params.noise_w) * params.variation,
             speaker_id=speaker_id,
+            seed=params.seed,
         )
 
     def _prior(self, job: PriorJob) -> SegmentPrior:

@@ -97,7 +97,13 @@ def _stamp(obj: Any) -> int:
 
 
 def audio_cache_key(
-    req: SynthesisRequest, *, voice: Voice, model_version: ModelVersion, segments: list[Segment]
+    req: SynthesisRequest,
+    *,
+    voice: Voice,
+    model_version: ModelVersion,
+    segments: list[Segment],
+    context: tuple[str | None, str | None] | None = None,
+    dictionaries: list[tuple[str, str]] | None = None,
 ) -> str | None:
     """The cache key of a request, or None when caching is off."""
     if not settings.TTS_AUDIO_CACHE_ENABLED:
@@ -109,6 +115,9 @@ def audio_cache_key(
         "options": model_version.options or {},
         "voice": [voice.voice_id, voice.speaker_index, _stamp(voice)],
         "settings": req.settings,
+        "seed": req.seed,
+        "context": list(context) if context else None,
+        "dictionaries": dictionaries or None,
         "speed": req.speed,
         "language": req.language or voice.language,
         "segments": [[s.text, s.rate, s.pause_after_ms] for s in segments],

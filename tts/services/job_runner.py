@@ -52,7 +52,7 @@ from .engines import get_registry, spec_for
 from .job_audio import assemble, chunk_save, chunks_delete
 from .job_events import job_publish
 from .job_slots import job_may_start, job_start_next
-from .synthesis import segment_params, synthesize_segment
+from .synthesis import noise_variation, segment_params, synthesize_segment
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisRequest
 
@@ -157,6 +157,7 @@ def _run_claimed(job: Job, token: str) -> str:
     speaker = run.voice.speaker_index
     blend = run.voice.style_blend
     speed = run.request.speed
+    variation = noise_variation(run.request.settings)
     try:
         engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
@@ -166,7 +167,9 @@ def _run_claimed(job: Job, token: str) -> str:
                     synthesize_segment,
                     engine,
                     seg,
-                    segment_params(engine, seg, speaker_index=speaker, speed=speed, style_blend=blend),
+                    segment_params(
+                        engine, seg, speaker_index=speaker, speed=speed, variation=variation, style_blend=blend
+                    ),
                 )
                 for seg in _segments(job.plan[index])
             ]

@@ -1,7 +1,8 @@
 """Importing Piper voices: one ModelVersion per file, one Voice per speaker.
 
 Everything is checked before anything is written: a broken or mismatched
-file changes nothing.
+file changes nothing. A voice served by ONNX Runtime is stored with its graph
+split for windowed decoding (``windowed_model``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from infra.lookup_cache import clear_lookup_caches
 from tts.models import ModelVersion, Voice
 
 from .alignment_model import AlignmentPatchError, has_alignment_output, patched_model_copy
+from .windowed_model import windowed_options
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +137,16 @@ def import_piper_voice(
     if not re.fullmatch(r"[-a-zA-Z0-9_]+", model_id):
         raise VoiceImportError(f"model id {model_id!r} may only hold letters, digits, '-' and '_'")
     existing = ModelVersion.objects.filter(model_id=model_id, sha256=files.sha256, engine=engine).first()
-    # Slow file work before the transaction: a new version gets its alignment-capable copy.
-    served_path, options = (Path(existing.model_path), existing.options) if existing else _alignment_copy(files)
+    # Slow file work before the transaction: a new version gets its alignment-capable copy
+    # and, on ONNX Runtime, that copy split for windowed decoding (an older import gets the parts now).
+    served_path, options = (Path(existing.model_path), dict(existing.options)) if existing else _alignment_copy(files)
+    if engine == ModelVersion.Engine.PIPER_ONNX and "windowed" not in options:
+        windowed = windowed_options(served_path, Path(settings.VAR_DIR) / "models", files.sha256, files.config)
+        if windowed is not None:
+            options["windowed"] = windowed
+            if existing is not None:
+                ModelVersion.objects.filter(pk=existing.pk).update(options=options)
+                existing.options = options
     with transaction.atomic():
         created = existing is None
         if existing is None:
@@ -225,3 +235,21 @@ def retire_model_version(version: ModelVersion) -> None:
     ModelVersion.objects.filter(pk=version.pk).update(status=ModelVersion.Status.RETIRED)
     clear_lookup_caches()
     version.refresh_from_db()
+
+
+def model_version_named(model_id: str, version: str | None = None) -> ModelVersion:
+    """A model's version by name, or its newest (numeric versions compare as numbers).
+
+    ``LookupError`` names what exists when nothing matches.
+    """
+    versions = list(ModelVersion.objects.filter(model_id=model_id))
+    if not versions:
+        known = sorted(set(ModelVersion.objects.values_list("model_id", flat=True)))
+        raise LookupError(f"No model '{model_id}'. Known models: {', '.join(known) or 'none'}.")
+    if version:
+        matching = [v for v in versions if v.version == version]
+        if not matching:
+            have = ", ".join(sorted(v.version for v in versions))
+            raise LookupError(f"Model '{model_id}' has no version '{version}' (has: {have}).")
+        return matching[0]
+    return max(versions, key=lambda v: (int(v.version) if v.version.isdigit() else -1, v.created_at))

@@ -41,7 +41,7 @@ from .synthesis import synthesis_iter_bytes
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError
 from .text_input import segments_for, validate_text
-from .timestamps import websocket_alignment
+from .timestamps import AlignmentChunk, websocket_alignment
 
 logger = logging.getLogger(__name__)
 
@@ -249,8 +249,9 @@ class LiveUtterance:
         """
         req = self.run.request
         validate_text(text, tenant=req.tenant, field=req.text_field)
+        dictionaries = self.run.dictionaries
         segments = segments_for(
-            text,
+            dictionaries.apply(text) if dictionaries is not None else text,
             language=req.language,
             normalization=req.normalization,
             field=req.text_field,
@@ -322,10 +323,18 @@ class LiveUtterance:
             raise SynthesisCancelled
 
     def _chunks(self) -> Iterator[tuple[bytes, Alignment | None]]:
+        """Each encoded chunk with the characters its audio covers.
+
+        A segment decoded in windows goes out window by window, its timing
+        known from the first: each chunk carries the characters that start
+        within the audio sent so far (the rest wait for the chunk that
+        reaches them), so alignment and audio advance together.
+        """
         run = self.run
         gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
         seconds_before = 0.0
-        aligned: Segment | None = None  # the segment whose characters went out already
+        held = AlignmentChunk()  # characters known and not yet sent, for a segment decoded in windows
+        aligned: Segment | None = None  # the segment whose characters went out already (no timeline)
         try:
             for data in gen:
                 segment = self._current
@@ -333,18 +342,27 @@ class LiveUtterance:
                 seconds = run.audio_seconds - seconds_before
                 seconds_before = run.audio_seconds
                 # The engine's phoneme timings when it has them (tts.services.timestamps), else an estimate.
-                pending = run.timeline.take_pending() if run.timeline is not None else None
-                timed = websocket_alignment(pending, chunk_start)
-                if timed is not None:
+                if run.timeline is not None:
+                    pending = run.timeline.take_pending()
+                    if pending is not None:
+                        held.merge(pending)
+                    # The characters that start within the audio sent so far; none for a tail
+                    # (a resampler's or encoder's) or a window whose characters went out before.
+                    timed = websocket_alignment(held.take_before(run.audio_seconds + _EPSILON_S), chunk_start)
                     aligned = segment
+                    if timed is None:
+                        yield data, None
+                        continue
                     yield data, Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
                     continue
                 if segment is None or segment is aligned:
-                    # More audio of a segment already aligned (a resampler's or encoder's tail): no
-                    # characters of its own, never the segment's characters a second time.
                     yield data, None
                     continue
                 aligned = segment
                 yield data, estimate_alignment(segment.text, seconds)
         finally:
             gen.close()
+
+
+# Characters that start within half a millisecond of the audio's end go with it.
+_EPSILON_S = 0.0005

@@ -14,12 +14,13 @@ OpenAI, jobs, the playground). No HTTP here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -29,7 +30,7 @@ from django.utils import timezone
 from accounts.quota import QuotaExceeded, Reservation, audio_seconds_limit, reserve_characters
 from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import make_encoder
-from tts.inference.engine import Engine, EngineError, SynthesisParams
+from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.language import check_language
 from tts.text.prepare import TextError
@@ -41,12 +42,20 @@ from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engine_scheduler import engine_scheduler
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
+from .pronunciation import dictionaries_for
 from .recovery import heartbeats
 from .shutdown import refuse_if_draining, stop_if_aborted
+from .stitching import stitching_context
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
 from .text_input import segments_for, validate_text
-from .timestamps import AlignmentTimeline, SegmentTiming, iter_segment_timed, synthesize_segment_timed
+from .timestamps import (
+    AlignmentTimeline,
+    SegmentContext,
+    SegmentTiming,
+    iter_segment_timed,
+    synthesize_segment_timed,
+)
 from .voices import active_model_version, voice_and_active_version
 
 __all__ = [
@@ -55,6 +64,7 @@ __all__ = [
     "SynthesisResult",
     "SynthesisRun",
     "ensure_engine",
+    "noise_variation",
     "resolve_model_version",
     "segment_params",
     "synthesis_create",
@@ -128,9 +138,20 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         language = check_language(text, [voice.language, *model_version.languages], req.language)
     except TextError as exc:
         raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=exc.field) from exc
-    segments = segments_for(text, language=language, normalization=req.normalization, field=req.text_field)
+    dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
+    spoken = dictionaries.apply(text) if dictionaries is not None else text
+    segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)
     _check_audio_estimate(req, segments)
-    admission, cache_key, cached = _admit(req, voice, model_version, segments, whole=whole)
+    context = stitching_context(req)
+    admission, cache_key, cached = _admit(
+        req,
+        voice,
+        model_version,
+        segments,
+        whole=whole,
+        context=context,
+        dictionaries=dictionaries.versions if dictionaries is not None else None,
+    )
     record = SynthesisRecord(
         tenant=req.tenant,
         api_key=req.api_key,
@@ -146,7 +167,9 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         sample_rate=req.output_format.sample_rate,
         source=req.source,
         request_id=req.request_id,
-        settings=req.settings,
+        settings=req.settings
+        if dictionaries is None
+        else {**req.settings, "pronunciation_dictionary_locators": dictionaries.as_json()},
         cache_hit=cached is not None,
         heartbeat_at=timezone.now(),
     )
@@ -165,6 +188,9 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         cached=cached,
         answered=whole and cached is not None,
         whole=whole,
+        context=context,
+        spoken_text=spoken if spoken != text else None,
+        dictionaries=dictionaries,
     )
     try:
         if run.answered and cached is not None:
@@ -261,7 +287,14 @@ def _store_cached_audio(run: SynthesisRun, cached: CachedAudio) -> bool:
 
 
 def _admit(
-    req: SynthesisRequest, voice: Voice, model_version: ModelVersion, segments: list[Segment], *, whole: bool
+    req: SynthesisRequest,
+    voice: Voice,
+    model_version: ModelVersion,
+    segments: list[Segment],
+    *,
+    whole: bool,
+    context: SegmentContext | None = None,
+    dictionaries: list[tuple[str, str]] | None = None,
 ) -> tuple[SynthesisAdmission, str | None, CachedAudio | None]:
     """Rate limits, the cache lookup, a concurrency slot (not for a whole-file hit), an engine place on a miss."""
     try:
@@ -269,7 +302,15 @@ def _admit(
     except LimitExceeded as exc:
         raise SynthesisError.from_limit(exc) from exc
     try:
-        cache_key = audio_cache_key(req, voice=voice, model_version=model_version, segments=segments)
+        sides = (context.before, context.after) if context is not None else None
+        cache_key = audio_cache_key(
+            req,
+            voice=voice,
+            model_version=model_version,
+            segments=segments,
+            context=sides,
+            dictionaries=dictionaries,
+        )
         cached = audio_cache.get(cache_key)
         if cached is None or not whole:
             admission.hold_slot(tenant=req.tenant)
@@ -311,27 +352,68 @@ def effective_speed(speed: float, segment: Segment) -> float:
     return min(settings.TTS_MAX_SPEED, max(settings.TTS_MIN_SPEED, speed * segment.rate))
 
 
+def noise_variation(voice_settings: dict[str, Any]) -> float:
+    """``voice_settings.stability`` (0..1) as a factor on the VITS noise scales.
+
+    0.5 (ElevenLabs' default) and no stability keep the voice's own scales.
+    Above 0.5 they shrink linearly to none at 1.0 (every take alike: the
+    model's mean reading); below 0.5 they grow linearly to 1.5 times at 0.0.
+    """
+    stability = voice_settings.get("stability")
+    if stability is None:
+        return 1.0
+    s = min(1.0, max(0.0, float(stability)))
+    return 2.0 * (1.0 - s) if s >= 0.5 else 1.0 + (0.5 - s)
+
+
 def segment_params(
     engine: Engine,
     segment: Segment,
     *,
     speaker_index: int,
     speed: float,
+    seed: int | None = None,
+    index: int = 0,
+    variation: float = 1.0,
     style_blend: tuple[tuple[int, float], ...] = (),
 ) -> SynthesisParams:
     """Engine knobs for one segment: the caller's speed times the segment's own rate (and a
-    blended voice's style mix)."""
+    blended voice's style mix).
+
+    A request's ``seed`` gives segment ``index`` its own seed, so each segment's
+    noise is reproducible and independent of how the others were scheduled.
+    """
     speed = effective_speed(speed, segment)
     base = float(getattr(engine, "default_length_scale", 1.0))
-    return SynthesisParams(speaker_id=speaker_index, length_scale=base / speed, style_blend=style_blend)
+    return SynthesisParams(
+        speaker_id=speaker_index,
+        length_scale=base / speed,
+        seed=None if seed is None else derive_seed(seed, "segment", index),
+        variation=variation,
+        style_blend=style_blend,
+    )
 
 
-def _params_for(run: SynthesisRun, engine: Engine, segment: Segment) -> SynthesisParams:
+def _context_for(run: SynthesisRun, index: int) -> SegmentContext | None:
+    """The stitching context of segment ``index``: before the first, after the last (known text only)."""
+    ctx = run.context
+    if ctx is None or run.segment_source is not None:
+        return None
+    before = ctx.before if index == 0 else None
+    after = ctx.after if index == len(run.segments) - 1 else None
+    return None if before is None and after is None else SegmentContext(before, after)
+
+
+def _params_for(run: SynthesisRun, engine: Engine, segment: Segment, index: int) -> SynthesisParams:
+    req = run.request
     return segment_params(
         engine,
         segment,
         speaker_index=run.voice.speaker_index,
-        speed=run.request.speed,
+        speed=req.speed,
+        seed=req.seed,
+        index=index,
+        variation=noise_variation(req.settings),
         style_blend=run.voice.style_blend,
     )
 
@@ -343,8 +425,8 @@ def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams
 
 def _synthesize_ahead(
     run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int
-) -> Iterator[tuple[Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
-    """Segments in order, each with its synthesis already queued, ``ahead`` at a time.
+) -> Iterator[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
+    """Segments in order (with their index), each with its synthesis already queued, ``ahead`` at a time.
 
     Queued on the fair scheduler under the tenant, so that a tenant running many
     streams takes its turn with the others. With ``ahead`` 1 nothing is queued
@@ -352,25 +434,32 @@ def _synthesize_ahead(
     Closing the iterator cancels what has not started, so a client that goes
     away never starts the engine on segments it will not receive.
     """
-    source = iter(run.segments if run.segment_source is None else run.segment_source)
+    source = enumerate(run.segments if run.segment_source is None else run.segment_source)
     if ahead <= 1:
-        for segment in source:
-            yield segment, None
+        for index, segment in source:
+            yield index, segment, None
         return
-    pending: deque[tuple[Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
+    pending: deque[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
     try:
         while True:
             while len(pending) < ahead and (upcoming := next(source, None)) is not None:
-                params = _params_for(run, engine, upcoming)
+                index, segment = upcoming
+                params = _params_for(run, engine, segment, index)
                 future = engine_scheduler.submit(
-                    run.request.tenant.pk, synthesize_segment_timed, engine, upcoming, params, silence_ms=silence_ms
+                    run.request.tenant.pk,
+                    synthesize_segment_timed,
+                    engine,
+                    segment,
+                    params,
+                    silence_ms=silence_ms,
+                    context=_context_for(run, index),
                 )
-                pending.append((upcoming, future))
+                pending.append((index, segment, future))
             if not pending:
                 return
             yield pending.popleft()
     finally:
-        for _, future in pending:
+        for _, _, future in pending:
             future.cancel()
 
 
@@ -411,7 +500,11 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
         encoder = run.encoder = make_encoder(req.output_format, engine.sample_rate)
         run.record.sample_rate = encoder.format.sample_rate
         # A live stream's pieces each have their own offsets: its alignment follows the spoken text.
-        timeline = AlignmentTimeline(None) if live else AlignmentTimeline.for_segments(req.text, run.segments)
+        timeline = (
+            AlignmentTimeline(None)
+            if live
+            else AlignmentTimeline.for_segments(run.spoken_text or req.text, run.segments)
+        )
         run.timeline = timeline
         yield from _encoded_segments(run, engine, timeline, live=live)
         status = SynthesisRecord.Status.SUCCESS
@@ -450,31 +543,49 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     encoder = run.encoder
     sink = run.sink
     assert encoder is not None and sink is not None
-    # Engines that decode a sentence in windows stream inside it (HTTP only:
-    # WebSocket messages carry one segment's audio with its alignment).
-    windowed = not live and hasattr(engine, "iter_synthesize_ids")
+    # Engines that decode a sentence in windows stream inside it (HTTP, SSE and
+    # WebSocket alike); a whole-file request takes the engine's cheapest
+    # whole-sentence path instead.
+    windowed = not run.whole and _decodes_in_windows(engine)
     silence = settings.TTS_SENTENCE_SILENCE_MS
     # Known text on an engine that runs several syntheses at once: the next
     # segment is synthesized while this one is sent (at most that many ahead).
     ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
     limit = audio_seconds_limit(run.request.tenant.plan)
-    for segment, done in _synthesize_ahead(run, engine, ahead, silence):
+    for index, segment, done in _synthesize_ahead(run, engine, ahead, silence):
         stop_if_aborted()
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         tenant = run.request.tenant.pk
         if windowed:
             timing = SegmentTiming()
-            params = _params_for(run, engine, segment)
-            windows = iter_segment_timed(engine, segment, params, silence_ms=silence, timing=timing)
+            params = _params_for(run, engine, segment, index)
+            # On the timeline as soon as the segment's timing is whole: before its
+            # first window when the engine gives durations, else at its end.
+            ready = functools.partial(timeline.add, segment, timing, offset=segment_start)
+            windows = iter_segment_timed(
+                engine,
+                segment,
+                params,
+                silence_ms=silence,
+                timing=timing,
+                ready=ready,
+                context=_context_for(run, index),
+            )
             pieces = engine_scheduler.iterate(tenant, windows)
         else:
             if done is not None:
                 pcm, timing = done.result()
             else:
-                params = _params_for(run, engine, segment)
+                params = _params_for(run, engine, segment, index)
                 pcm, timing = engine_scheduler.run(
-                    tenant, synthesize_segment_timed, engine, segment, params, silence_ms=silence
+                    tenant,
+                    synthesize_segment_timed,
+                    engine,
+                    segment,
+                    params,
+                    silence_ms=silence,
+                    context=_context_for(run, index),
                 )
             pieces = iter([pcm])
             # Known before the audio goes out: a live stream sends it with the chunk.
@@ -493,8 +604,6 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                 run.mark_first_byte()
                 sink.write(data)
                 yield data
-        if windowed:
-            timeline.add(segment, timing, offset=segment_start)
         if not counted:
             run.done_segments += 1
     tail = encoder.finish()
@@ -503,6 +612,11 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         run.mark_first_byte()
         sink.write(tail)
         yield tail
+
+
+def _decodes_in_windows(engine: Engine) -> bool:
+    """Whether ``engine`` gives a sentence's audio in pieces (``iter_synthesize_ids`` on a windowed model)."""
+    return hasattr(engine, "iter_synthesize_ids") and bool(getattr(engine, "windowed", True))
 
 
 def _iter_cached(run: SynthesisRun, cached: CachedAudio) -> Iterator[bytes]:

@@ -37,8 +37,9 @@ from . import metrics
 from .admission import SynthesisAdmission
 from .cache import CachedAudio
 from .history import AudioSink, store_record_audio
+from .pronunciation import AppliedDictionaries
 from .synthesis_types import SynthesisError, SynthesisRequest
-from .timestamps import AlignmentTimeline
+from .timestamps import AlignmentTimeline, SegmentContext
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,12 @@ class SynthesisRun:
     cache_key: str | None = None
     #: Character timings of what was synthesized (or the cached entry's), for with-timestamps and history.
     timeline: AlignmentTimeline | None = None
+    #: Request stitching: the text read before the first segment and after the last (``stitching``).
+    context: SegmentContext | None = None
+    #: The text the segments were cut from, when pronunciation dictionaries rewrote the request's.
+    spoken_text: str | None = None
+    #: The pronunciation dictionaries the request uses (a live stream applies them to each piece).
+    dictionaries: AppliedDictionaries | None = None
     #: The cached audio that answers this request, when it was a cache hit.
     cached: CachedAudio | None = None
     #: A whole-file cache hit: the record was written once, in its final state, with the

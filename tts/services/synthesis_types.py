@@ -72,6 +72,15 @@ class SynthesisRequest:
     model_field: str = "model_id"
     #: The caller asked for character timestamps: the history item keeps them (captions).
     timestamps: bool = False
+    #: Noise seed: the same seed, text, voice and settings give the same bytes (``None``: fresh noise).
+    seed: int | None = None
+    #: Request stitching (``tts.services.stitching``): the text around this one, or earlier/later requests' ids.
+    previous_text: str | None = None
+    next_text: str | None = None
+    previous_request_ids: list[str] = field(default_factory=list)
+    next_request_ids: list[str] = field(default_factory=list)
+    #: ``[{"pronunciation_dictionary_id", "version_id"?}]``, at most 3; none: the tenant's default dictionaries.
+    pronunciation_dictionary_locators: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -21,16 +21,18 @@ SSML, whose offsets are unknown, ``alignment`` is the spoken text as well).
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import re
 import threading
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from tts.inference.engine import Engine, SynthesisParams
+from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed
 from tts.text.segment import Segment
 
 #: A word in text: a run of non-space characters; only letters and digits are timed.
@@ -133,8 +135,29 @@ def spoken_words(
     return words, letters
 
 
+@dataclass(frozen=True)
+class SegmentContext:
+    """Text spoken around a segment but not sent: request stitching.
+
+    ``before``: the end of the previous request's text (``""``: a continuation
+    whose text is unknown); ``after``: the start of the next one's. ``None``:
+    no context on that side. A segment with context is synthesized with the
+    context's phonemes in the same utterance, so the model reads it as the
+    middle of a sentence (no leading pause, continuation intonation), and the
+    audio is cut at the phoneme boundaries from the model's durations.
+    """
+
+    before: str | None = None
+    after: str | None = None
+
+
 def synthesize_segment_timed(
-    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int
+    engine: Engine,
+    segment: Segment,
+    params: SynthesisParams,
+    *,
+    silence_ms: int,
+    context: SegmentContext | None = None,
 ) -> tuple[np.ndarray, SegmentTiming]:
     """Float PCM for one segment (trailing pause included) and where its words are.
 
@@ -143,19 +166,87 @@ def synthesize_segment_timed(
     the timing has no words and the caller spreads the segment evenly.
     """
     timing = SegmentTiming()
-    pieces = list(iter_segment_timed(engine, segment, params, silence_ms=silence_ms, timing=timing))
+    pieces = list(
+        iter_segment_timed(
+            engine, segment, params, silence_ms=silence_ms, timing=timing, in_windows=False, context=context
+        )
+    )
     return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)), timing
 
 
+def _context_phonemes(engine: Engine, text: str) -> list[str]:
+    phonemes = [ph for sentence in engine.phonemize(text) for ph in sentence]
+    while phonemes and phonemes[-1].isspace():
+        phonemes.pop()
+    return phonemes
+
+
+#: Fade at a cut inside an utterance, so it never clicks (samples).
+_CUT_FADE = 48
+
+
+def synthesize_in_context(
+    engine: Engine, phonemes: list[str], params: SynthesisParams, *, before: str | None, after: str | None
+) -> tuple[list[int], EngineOutput] | None:
+    """One sentence synthesized between context phonemes and cut back to its own.
+
+    Returns the sentence's own ids and output (audio and per-id samples), or
+    ``None`` when the engine reports no durations (nothing to cut by).
+    """
+    head = [*_context_phonemes(engine, before), " "] if before else []
+    body = list(phonemes)
+    while body and body[-1].isspace():
+        body.pop()
+    tail = [" ", *_context_phonemes(engine, after)] if after else []
+    ids = engine.phonemes_to_ids(head + body + tail)
+    # phonemes_to_ids(x) is BOS, pad, (id, pad) per phoneme, EOS: the ids of a
+    # prefix, without its EOS, are where the next phoneme starts.
+    start = len(engine.phonemes_to_ids(head)) - 1 if before is not None else 0
+    end = len(engine.phonemes_to_ids(head + body)) - 1 if after is not None else len(ids)
+    out = engine.synthesize_ids(ids, params)
+    samples = out.phoneme_samples
+    if samples is None or len(samples) != len(ids):
+        return None
+    scale = len(out.audio) / max(1, int(np.sum(samples)))
+    first = round(int(np.sum(samples[:start])) * scale)
+    last = round(int(np.sum(samples[:end])) * scale) if end < len(ids) else len(out.audio)
+    audio = out.audio[first:last].copy()
+    fade = min(_CUT_FADE, len(audio) // 2)
+    if fade and before is not None:
+        audio[:fade] *= np.linspace(0.0, 1.0, fade, dtype=np.float32)
+    if fade and after is not None:
+        audio[-fade:] *= np.linspace(1.0, 0.0, fade, dtype=np.float32)
+    return ids[start:end], EngineOutput(audio, out.sample_rate, np.asarray(samples[start:end]))
+
+
 def iter_segment_timed(
-    engine: Engine, segment: Segment, params: SynthesisParams, *, silence_ms: int, timing: SegmentTiming
+    engine: Engine,
+    segment: Segment,
+    params: SynthesisParams,
+    *,
+    silence_ms: int,
+    timing: SegmentTiming,
+    ready: Callable[[], None] | None = None,
+    in_windows: bool = True,
+    context: SegmentContext | None = None,
 ) -> Iterator[np.ndarray]:
     """The same audio as ``synthesize_segment_timed``, in pieces as they are ready.
 
-    Engines that decode a sentence in windows (``iter_synthesize_ids``, the
-    PyTorch engine) give the first audio of a long sentence before the whole
-    sentence is decoded; others give one piece per sentence. ``timing`` is
-    filled in once the segment is complete.
+    Engines that decode a sentence in windows (``iter_synthesize_ids`` on a
+    windowed model: the PyTorch engine, the ONNX engine with a split graph)
+    give the first audio of a long sentence before the whole sentence is
+    decoded; others give one piece per sentence.
+
+    ``timing`` is filled in, and ``ready`` called once, as soon as the
+    segment's timing is whole: on a windowed engine with phoneme durations
+    that is before its first audio (every sentence's first window carries that
+    sentence's durations, and its audio is exactly their sum), so what is sent
+    with each window can say which characters it covers; otherwise once the
+    segment is complete. ``in_windows=False`` asks for whole sentences (the
+    engine's cheapest path, for callers that wait for the whole segment).
+    ``context``: the first sentence is read after ``context.before`` and the
+    last before ``context.after`` (request stitching). With a seed, each
+    sentence the phonemizer found gets its own noise.
     """
     aligned = getattr(engine, "phonemize_aligned", None)
     if aligned is not None:
@@ -163,22 +254,80 @@ def iter_segment_timed(
         return
     kinds = _id_kinds(engine)
     rate = float(engine.sample_rate)
-    offset = 0
-    known = kinds is not None
-    windowed = getattr(engine, "iter_synthesize_ids", None)
-    for phonemes in engine.phonemize(segment.text):
-        if not phonemes:
-            continue
-        ids = engine.phonemes_to_ids(phonemes)
-        outputs = windowed(ids, params) if windowed is not None else iter([engine.synthesize_ids(ids, params)])
-        samples = None
-        length = 0
-        for index, out in enumerate(outputs):
-            if index == 0:
-                samples = out.phoneme_samples  # the first piece carries the whole sentence's durations
-            length += len(out.audio)
+    pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
+    windowed = None
+    if in_windows and getattr(engine, "windowed", True):
+        windowed = getattr(engine, "iter_synthesize_ids", None)
+    phonemized = engine.phonemize(segment.text)
+    spoken = [n for n, phonemes in enumerate(phonemized) if phonemes]
+    # ids, the sentence's own knobs, and its audio already made when it is read in context.
+    sentences: list[tuple[Sequence[int], SynthesisParams, EngineOutput | None]] = []
+    for n in spoken:
+        phonemes = phonemized[n]
+        ids: Sequence[int] = engine.phonemes_to_ids(phonemes)
+        knobs = params
+        if params.seed is not None:
+            knobs = dataclasses.replace(params, seed=derive_seed(params.seed, "sentence", n))
+        before = context.before if context is not None and n == spoken[0] else None
+        after = context.after if context is not None and n == spoken[-1] else None
+        only = None
+        if before is not None or after is not None:
+            cut = synthesize_in_context(engine, phonemes, knobs, before=before, after=after)
+            if cut is not None:
+                ids, only = cut
+        sentences.append((ids, knobs, only))
+    spans: list[tuple[Sequence[int], np.ndarray | None, int]] = []  # ids, per-id samples, audio samples
+
+    def finish() -> None:
+        _fill_timing(timing, kinds, spans, rate, pause)
+        if ready is not None:
+            ready()
+
+    if windowed is None:
+        for ids, knobs, only in sentences:
+            out = only if only is not None else engine.synthesize_ids(ids, knobs)
+            spans.append((ids, out.phoneme_samples, len(out.audio)))
             if len(out.audio):
                 yield out.audio
+    else:
+        # Every sentence's first piece before any audio goes out: it carries that sentence's durations.
+        started: list[tuple[Sequence[int], EngineOutput | None, Iterator[EngineOutput]]] = []
+        for ids, knobs, only in sentences:
+            outputs = iter([only]) if only is not None else iter(windowed(ids, knobs))
+            started.append((ids, next(outputs, None), outputs))
+        early = all(first is not None and first.phoneme_samples is not None for _, first, _ in started)
+        if early:
+            for ids, first, _ in started:
+                assert first is not None and first.phoneme_samples is not None
+                spans.append((ids, first.phoneme_samples, int(np.sum(first.phoneme_samples))))
+            finish()
+        lengths: list[tuple[Sequence[int], np.ndarray | None, int]] = []
+        for ids, first, outputs in started:
+            length = 0
+            for out in itertools.chain([first] if first is not None else [], outputs):
+                length += len(out.audio)
+                if len(out.audio):
+                    yield out.audio
+            lengths.append((ids, first.phoneme_samples if first is not None else None, length))
+        if not early:
+            spans = lengths
+    if pause:
+        yield np.zeros(pause, dtype=np.float32)
+    if windowed is None or not early:
+        finish()
+
+
+def _fill_timing(
+    timing: SegmentTiming,
+    kinds: _IdKinds | None,
+    spans: Sequence[tuple[Sequence[int], np.ndarray | None, int]],
+    rate: float,
+    pause: int,
+) -> None:
+    """Words and letters of a segment's sentences (``spans``: ids, per-id samples, audio length)."""
+    offset = 0
+    known = kinds is not None
+    for ids, samples, length in spans:
         if known and kinds is not None and samples is not None and len(samples) == len(ids):
             # The alignment can be off by a frame from the audio; trust the audio's length.
             scale = length / max(1, int(np.sum(samples)))
@@ -191,9 +340,6 @@ def iter_segment_timed(
     if not known:
         timing.words.clear()
         timing.letters.clear()
-    pause = int(engine.sample_rate * (segment.pause_after_ms + silence_ms) / 1000)
-    if pause:
-        yield np.zeros(pause, dtype=np.float32)
     timing.duration = (offset + pause) / rate
 
 
@@ -349,6 +495,15 @@ class CharTrack:
     def __bool__(self) -> bool:
         return bool(self.characters)
 
+    def take_before(self, t: float) -> CharTrack:
+        """Remove and return the leading characters that start before ``t`` (seconds)."""
+        n = 0
+        while n < len(self.starts) and self.starts[n] < t:
+            n += 1
+        taken = CharTrack(self.characters[:n], self.starts[:n], self.ends[:n])
+        del self.characters[:n], self.starts[:n], self.ends[:n]
+        return taken
+
 
 @dataclass
 class AlignmentChunk:
@@ -356,6 +511,10 @@ class AlignmentChunk:
 
     alignment: CharTrack = field(default_factory=CharTrack)
     normalized: CharTrack = field(default_factory=CharTrack)
+
+    def take_before(self, t: float) -> AlignmentChunk:
+        """Remove and return the characters (both tracks) that start before ``t``: what audio up to ``t`` covers."""
+        return AlignmentChunk(self.alignment.take_before(t), self.normalized.take_before(t))
 
     def merge(self, other: AlignmentChunk) -> None:
         self.alignment.extend(other.alignment.characters, other.alignment.starts, other.alignment.ends)

@@ -8,6 +8,7 @@ nothing of training is here (no posterior encoder, no discriminators).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -63,12 +64,27 @@ class VitsGenerator(nn.Module):
         length_scale: Tensor,
         noise_w: Tensor,
         speaker_ids: Tensor | None = None,
+        generators: Sequence[tuple[torch.Generator, torch.Generator] | None] | None = None,
+        lengths_list: Sequence[int] | None = None,
     ) -> Prior:
-        """Text encoder, durations and prior sampling for a padded batch; scales are per item ``[b]``."""
+        """Text encoder, durations and prior sampling for a padded batch; scales are per item ``[b]``.
+
+        ``generators``: per item, ``None`` (the global generator) or CPU generators for the
+        duration noise and the prior noise. A seeded item's noise covers only its own
+        length, so it is the same alone or in any batch (``lengths_list``: the items' lengths).
+        """
         g = self.speaker_conditioning(speaker_ids)
         x, m_p, logs_p, x_mask = self.enc_p(ids, lengths)
         b, _, t = x.shape
-        noise = torch.randn(b, 2, t, device=x.device, dtype=x.dtype) * noise_w.view(-1, 1, 1)
+        noise = torch.randn(b, 2, t, device=x.device, dtype=x.dtype)
+        seeded = generators is not None and any(gen is not None for gen in generators)
+        if seeded and generators is not None:
+            sizes = list(lengths_list) if lengths_list is not None else lengths.tolist()
+            for row, gens in enumerate(generators):
+                if gens is not None:
+                    own = torch.randn(2, sizes[row], generator=gens[0], dtype=torch.float32)
+                    noise[row, :, : sizes[row]] = own.to(device=x.device, dtype=x.dtype)
+        noise = noise * noise_w.view(-1, 1, 1)
         logw = self.dp(x, x_mask, g, noise)
         w_ceil = torch.ceil(torch.exp(logw) * x_mask * length_scale.view(-1, 1, 1))[:, 0]  # [b, t]
         frame_lengths = torch.clamp_min(w_ceil.sum(1), 1).long()
@@ -83,7 +99,14 @@ class VitsGenerator(nn.Module):
         index = phoneme.clamp(max=t - 1).unsqueeze(1).expand(-1, m_p.size(1), -1)
         m = m_p.gather(2, index) * covered
         logs = logs_p.gather(2, index) * covered
-        z_p = m + torch.randn_like(m) * torch.exp(logs) * noise_scale.view(-1, 1, 1)
+        eps = torch.randn_like(m)
+        if seeded and generators is not None:
+            own_frames = frame_lengths.tolist()
+            for row, gens in enumerate(generators):
+                if gens is not None:
+                    own = torch.randn(m.size(1), own_frames[row], generator=gens[1], dtype=torch.float32)
+                    eps[row, :, : own_frames[row]] = own.to(device=x.device, dtype=x.dtype)
+        z_p = m + eps * torch.exp(logs) * noise_scale.view(-1, 1, 1)
         z_p = z_p * sequence_mask(frame_lengths, frames).to(x.dtype)
         return Prior(z_p=z_p, frame_lengths=frame_lengths, durations=w_ceil.long(), g=g)
 

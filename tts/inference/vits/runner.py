@@ -17,42 +17,12 @@ import torch
 import torch.nn.functional as F
 
 from ..batcher import bucket_length
+from ..engine import derive_seed
+from ..windows import Window, plan_windows
 from .generator import VitsGenerator
 from .text_encoder import sequence_mask
 
-
-@dataclass(frozen=True)
-class Window:
-    """One decoding window, in latent frames: the audio of ``core`` is kept.
-
-    ``decoder`` is ``core`` widened by the decoder's receptive field and
-    ``flow`` is ``decoder`` widened by the flows' (both clipped to the segment).
-    """
-
-    core: tuple[int, int]
-    decoder: tuple[int, int]
-    flow: tuple[int, int]
-
-
-def plan_windows(frames: int, *, first: int, size: int, decoder_overlap: int, flow_overlap: int) -> list[Window]:
-    """Cover ``frames`` with cores of ``first``, then ``size`` frames, each with its context.
-
-    A remainder under half a window joins the window before it (unless that is
-    a short first window, which is there for latency): fewer, larger windows
-    repeat less overlap.
-    """
-    windows: list[Window] = []
-    start = 0
-    while start < frames:
-        core = first if not windows else size
-        end = min(frames, start + core)
-        if core >= size and frames - end < size // 2:
-            end = frames
-        dec = (max(0, start - decoder_overlap), min(frames, end + decoder_overlap))
-        flow = (max(0, dec[0] - flow_overlap), min(frames, dec[1] + flow_overlap))
-        windows.append(Window(core=(start, end), decoder=dec, flow=flow))
-        start = end
-    return windows
+__all__ = ["BatchRunner", "PriorJob", "SegmentPrior", "Window", "WindowJob", "plan_windows"]
 
 
 @dataclass
@@ -64,6 +34,8 @@ class PriorJob:
     length_scale: float
     noise_w: float
     speaker_id: int | None
+    #: Noise seed (``SynthesisParams.seed``); ``None`` draws from torch's global generator.
+    seed: int | None = None
 
 
 @dataclass
@@ -82,6 +54,16 @@ class WindowJob:
     z_p: torch.Tensor  # the window's flow context, [channels, frames]
     g: torch.Tensor | None
     window: Window
+
+
+def _generators(seed: int | None) -> tuple[torch.Generator, torch.Generator] | None:
+    """CPU generators for one seeded item's duration and prior noise (the same seeds as the ONNX engine's)."""
+    if seed is None:
+        return None
+    return (
+        torch.Generator().manual_seed(derive_seed(seed, "noise", 0)),
+        torch.Generator().manual_seed(derive_seed(seed, "noise", 1)),
+    )
 
 
 class BatchRunner:
@@ -114,6 +96,8 @@ class BatchRunner:
             length_scale=torch.tensor([job.length_scale for job in jobs], device=self.device),
             noise_w=torch.tensor([job.noise_w for job in jobs], device=self.device),
             speaker_ids=None if None in speakers else torch.tensor(speakers, device=self.device),
+            generators=[_generators(job.seed) for job in jobs],
+            lengths_list=lengths,
         )
         durations = prior.durations.cpu().numpy()
         frames = prior.frame_lengths.tolist()

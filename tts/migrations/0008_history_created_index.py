@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('accounts', '0002_dailyusage'),
-        ('tts', '0005_voice_blend'),
+        ('tts', '0007_compat_source'),
     ]
 
     operations = [

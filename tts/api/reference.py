@@ -1,0 +1,179 @@
+"""The reference deployments' endpoints (CosyVoice WebUI and CosyVoice-300M Lite), on this platform.
+
+Users moving from those deployments keep their clients:
+
+- ``POST /api/tts`` ``{"text", "speaker", "streaming"}``: 16 kHz 16-bit mono WAV, chunked
+  (``Transfer-Encoding: chunked``, a streaming WAV header) when ``streaming`` is true;
+- ``POST /tts`` ``{"text", "speaker", "language"}``: JSON ``{"status": "success", "audio": <base64
+  WAV at the voice's rate>, "sample_rate", "duration"}``;
+- ``POST /api/admin/reload`` ``{"model", "version"?}``: activates that model version everywhere
+  (as ``manage.py activate_model``; every process follows within ``TTS_MODEL_POLL_SECONDS``).
+  Needs a key with the staff-only ``models:admin`` scope, made by a staff user.
+
+Same keys (``xi-api-key`` or ``Authorization: Bearer``), same pipeline, same
+billing and history (source ``compat``). Errors as FastAPI writes them:
+``{"detail": "..."}``, a malformed body 422, text over the plan's limit 400.
+``speaker`` is a voice id or name; unknown names are the default voice
+(those deployments' speaker names mean nothing here), unknown ids a 404.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpResponse
+from django.http.response import HttpResponseBase
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import request_api_key, request_tenant
+from accounts.models import Scope
+from tts.services.model_import import activate_model_version, model_version_named
+from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
+from tts.services.text_input import output_format_for
+from tts.services.voices import voice_find_cached
+
+from .elevenlabs import audio_headers
+from .errors import ApiError
+from .openapi import audio_responses, json_object
+from .streaming import audio_stream_response
+
+TAGS = ["cosyvoice-compatible"]
+
+
+class ApiTtsInput(serializers.Serializer):
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    speaker = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    streaming = serializers.BooleanField(required=False, default=False)
+
+
+class LiteTtsInput(serializers.Serializer):
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    speaker = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    language = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=16)
+
+
+class ReloadInput(serializers.Serializer):
+    model = serializers.CharField(max_length=100)
+    version = serializers.CharField(required=False, allow_blank=True, max_length=40)
+
+
+def _request(request: Request, data: dict[str, Any], fmt_name: str, language: str | None = None) -> SynthesisRequest:
+    tenant = request_tenant(request)
+    speaker = (data.get("speaker") or "").strip() or settings.TTS_DEFAULT_VOICE_ID
+    voice = voice_find_cached(tenant, speaker, fallback_id=settings.TTS_DEFAULT_VOICE_ID)
+    if voice is None:
+        raise ApiError(f"Speaker '{speaker}' not found", code="voice_not_found", status_code=404, field="speaker")
+    return SynthesisRequest(
+        tenant=tenant,
+        api_key=request_api_key(request),
+        voice_id=voice.voice_id,
+        text=data["text"],
+        output_format=output_format_for(fmt_name),
+        source="compat",
+        language=(language or "").strip() or None,
+        request_id=getattr(request._request, "request_id", ""),
+        voice_field="speaker",
+    )
+
+
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="compat_api_tts",
+        tags=TAGS,
+        summary="CosyVoice WebUI: 16 kHz WAV, chunked when streaming",
+        request=ApiTtsInput,
+        responses=audio_responses("audio/wav, 16 kHz 16-bit mono."),
+    )
+)
+class ApiTtsView(APIView):
+    required_scope = Scope.TTS
+    error_dialect = "fastapi"
+
+    def post(self, request: Request) -> HttpResponseBase:
+        body = ApiTtsInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        req = _request(request, body.validated_data, "wav_16000")
+        if body.validated_data["streaming"]:
+            return audio_stream_response(request, synthesis_prepare(req))
+        result = synthesis_create(req)
+        response = HttpResponse(result.audio, content_type="audio/wav")
+        audio_headers(response, result.record, request_id=req.request_id)
+        return response
+
+
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="compat_tts",
+        tags=TAGS,
+        summary="CosyVoice Lite: base64 WAV in JSON",
+        request=LiteTtsInput,
+        responses={200: json_object('{"status": "success", "audio": base64 WAV, "sample_rate", "duration"}')},
+    )
+)
+class LiteTtsView(APIView):
+    required_scope = Scope.TTS
+    error_dialect = "fastapi"
+
+    def post(self, request: Request) -> Response:
+        body = LiteTtsInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        req = _request(request, data, "wav", language=data.get("language"))
+        result = synthesis_create(req)
+        response = Response(
+            {
+                "status": "success",
+                "audio": base64.b64encode(result.audio).decode("ascii"),
+                "sample_rate": result.output_format.sample_rate,
+                "duration": round(result.record.duration_s, 3),
+            }
+        )
+        audio_headers(response, result.record, request_id=req.request_id)
+        return response
+
+
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="compat_admin_reload",
+        tags=TAGS,
+        summary="Activate a model version everywhere (staff-only key scope models:admin)",
+        request=ReloadInput,
+        responses={200: json_object('{"status": "success", "model", "version", "state"}')},
+    )
+)
+class ReloadView(APIView):
+    required_scope = Scope.MODELS_ADMIN
+    error_dialect = "fastapi"
+
+    def post(self, request: Request) -> Response:
+        key = request_api_key(request)
+        creator = getattr(key, "created_by", None)
+        if creator is None or not (creator.is_staff and creator.is_active):
+            raise ApiError(
+                "This key's models:admin scope needs a key made by an active staff user.",
+                code="permission_denied",
+                status_code=403,
+            )
+        body = ReloadInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            version = model_version_named(data["model"], data.get("version") or None)
+        except LookupError as exc:
+            raise ApiError(str(exc), code="model_not_found", status_code=404, field="model") from exc
+        activate_model_version(version)
+        return Response(
+            {
+                "status": "success",
+                "model": version.model_id,
+                "version": version.version,
+                "state": version.status,
+                "poll_seconds": settings.TTS_MODEL_POLL_SECONDS,
+            }
+        )

@@ -1,0 +1,103 @@
+"""Request stitching: ``previous_text``/``next_text`` and ``previous_request_ids``/``next_request_ids``.
+
+A request that continues another is read as its continuation: the end of the
+text before it (and the start of the text after it) are synthesized in the
+same utterance as its first (last) sentence and cut away at the phoneme
+boundaries (``timestamps.synthesize_in_context``), so it starts without the
+leading pause and with a continuation's intonation.
+
+Request ids must be the tenant's own, of the last two hours (as ElevenLabs),
+and finished (a streamed request's id is usable once its stream ended);
+anything else is a 400 naming the field. When ids are given they replace the
+corresponding ``*_text`` (ElevenLabs' precedence). A request whose text was not
+logged still counts as context, without words: only the leading pause goes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from django.utils import timezone
+
+from tts.models import SynthesisRecord
+
+from .synthesis_types import SynthesisError, SynthesisRequest
+from .timestamps import SegmentContext
+
+#: How far back a request id may point.
+STITCH_WINDOW = dt.timedelta(hours=2)
+#: At most this many request ids per side.
+MAX_REQUEST_IDS = 3
+#: Words of context read around the request (enough for the model to carry the phrase).
+CONTEXT_WORDS = 6
+
+_SENTENCE_END = re.compile(r"[.!?…。\uff01\uff1f]['\")\]]*\s*$")
+
+
+def _records_text(req: SynthesisRequest, ids: list[str], field: str) -> str:
+    if len(ids) > MAX_REQUEST_IDS:
+        raise SynthesisError(
+            f"{field}: at most {MAX_REQUEST_IDS} request ids.", code="invalid_request_ids", status=400, field=field
+        )
+    cutoff = timezone.now() - STITCH_WINDOW
+    texts = []
+    for request_id in ids:
+        record = (
+            SynthesisRecord.objects.filter(tenant=req.tenant, request_id=request_id, created_at__gte=cutoff)
+            .order_by("-created_at")
+            .only("status", "text")
+            .first()
+        )
+        if record is None:
+            raise SynthesisError(
+                f"{field}: '{request_id}' is not a request of this account from the last two hours.",
+                code="invalid_request_ids",
+                status=400,
+                field=field,
+            )
+        if record.status != SynthesisRecord.Status.SUCCESS:
+            raise SynthesisError(
+                f"{field}: request '{request_id}' has not finished successfully (status {record.status}).",
+                code="request_not_finished",
+                status=400,
+                field=field,
+            )
+        texts.append(record.text)
+    return " ".join(t for t in texts if t)
+
+
+def _tail(text: str) -> str:
+    """The last words of ``text`` after its last sentence end; "" when it ends a sentence."""
+    text = text.strip()
+    if not text or _SENTENCE_END.search(text):
+        return ""
+    last_end = max((m.end() for m in re.finditer(r"[.!?…](?=\s)", text)), default=0)
+    return " ".join(text[last_end:].split()[-CONTEXT_WORDS:])
+
+
+def _head(text: str) -> str:
+    """The first words of ``text``, up to its first sentence end."""
+    words: list[str] = []
+    for word in text.split()[:CONTEXT_WORDS]:
+        words.append(word)
+        if re.search(r"[.!?…]['\")\]]*$", word):
+            break
+    return " ".join(words)
+
+
+def stitching_context(req: SynthesisRequest) -> SegmentContext | None:
+    """The context a request is read in, or ``None`` (a fresh request). Raises a 400 for bad ids."""
+    before: str | None = None
+    after: str | None = None
+    if req.previous_request_ids:
+        before = _tail(_records_text(req, req.previous_request_ids, "previous_request_ids"))
+    elif req.previous_text:
+        before = _tail(req.previous_text)
+    if req.next_request_ids:
+        after = _head(_records_text(req, req.next_request_ids, "next_request_ids")) or None
+    elif req.next_text:
+        after = _head(req.next_text) or None
+    if before is None and after is None:
+        return None
+    return SegmentContext(before=before, after=after)

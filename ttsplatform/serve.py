@@ -1,0 +1,155 @@
+"""The production web tier: several daphne processes serving one port.
+
+``python -m ttsplatform.serve [--host H] [--port P] [--processes N] [-- daphne options]``
+
+The supervisor binds the listening socket once and starts ``N`` daphne
+processes that all accept on it (``daphne --fd``: the kernel hands each new
+connection to one of them), so HTTP, streams and WebSockets are served by every
+process, each with its own model lifecycle thread (started by
+``ttsplatform.asgi`` in each). ``N`` defaults to ``WEB_PROCESSES`` or, unset,
+the number of CPUs this process may run on (its affinity, capped by a
+container's CPU limit): Python-bound work (cache hits, authentication,
+history writes) then uses every core.
+
+A process that dies is started again (after a short pause; the supervisor
+gives up if they keep dying at once). SIGTERM or SIGINT stops them all
+gracefully: each gets SIGTERM and up to ``--grace`` seconds to finish its
+requests before SIGKILL. Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger("ttsplatform.serve")
+
+APPLICATION = "ttsplatform.asgi:application"
+# A process that dies this soon after its start counts as failing to start.
+EARLY_DEATH_S = 10.0
+MAX_EARLY_DEATHS = 5
+
+
+def default_processes() -> int:
+    """``WEB_PROCESSES`` if set, else the CPUs this process may use (affinity and cgroup quota)."""
+    configured = os.environ.get("WEB_PROCESSES", "").strip()
+    if configured:
+        return max(1, int(configured))
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    return max(1, min(cpus, quota) if quota else cpus)
+
+
+def cgroup_cpu_quota(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
+    """A container's CPU limit (cgroup v2 ``cpu.max``), rounded up; ``None`` when unlimited or unknown."""
+    try:
+        quota, period = Path(path).read_text(encoding="ascii").split()[:2]
+    except (OSError, ValueError):
+        return None
+    if quota == "max":
+        return None
+    return max(1, math.ceil(int(quota) / int(period)))
+
+
+def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
+    """The listening socket every process accepts on (inheritable, so children can adopt it)."""
+    if ":" in host:
+        raise SystemExit("serve: IPv4 addresses only (daphne adopts the socket as AF_INET); put a proxy in front")
+    sock = socket.create_server((host, port), backlog=backlog)
+    sock.set_inheritable(True)
+    return sock
+
+
+@dataclass
+class Supervisor:
+    sock: socket.socket
+    processes: int
+    daphne_args: list[str] = field(default_factory=list)
+    grace: float = 30.0
+    children: dict[int, tuple[subprocess.Popen[bytes], float]] = field(default_factory=dict)
+    stopping: bool = False
+
+    def command(self) -> list[str]:
+        fd = self.sock.fileno()
+        return [sys.executable, "-m", "daphne", "--fd", str(fd), *self.daphne_args, APPLICATION]
+
+    def start_one(self, slot: int) -> None:
+        env = dict(os.environ, WEB_PROCESS_INDEX=str(slot))
+        child = subprocess.Popen(self.command(), pass_fds=(self.sock.fileno(),), env=env)
+        self.children[slot] = (child, time.monotonic())
+        logger.info("web process %d started (pid %d)", slot, child.pid)
+
+    def stop(self, *_: object) -> None:
+        self.stopping = True
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+        for slot in range(self.processes):
+            self.start_one(slot)
+        early_deaths = 0
+        status = 0
+        while not self.stopping:
+            time.sleep(0.2)
+            for slot, (child, started) in list(self.children.items()):
+                code = child.poll()
+                if code is None or self.stopping:
+                    continue
+                early_deaths = early_deaths + 1 if time.monotonic() - started < EARLY_DEATH_S else 0
+                logger.warning("web process %d (pid %d) exited with %s", slot, child.pid, code)
+                if early_deaths >= MAX_EARLY_DEATHS:
+                    logger.error("web processes keep dying at start; giving up")
+                    self.stopping, status = True, 1
+                    break
+                time.sleep(min(5.0, 0.5 * early_deaths))
+                self.start_one(slot)
+        self.shutdown()
+        return status
+
+    def shutdown(self) -> None:
+        for child, _ in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + self.grace
+        for child, _ in self.children.values():
+            try:
+                child.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        self.sock.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ttsplatform.serve", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--processes", type=int, default=None, help="default: WEB_PROCESSES, else the CPUs")
+    parser.add_argument("--grace", type=float, default=30.0, help="seconds a process gets to finish on stop")
+    parser.add_argument("daphne_args", nargs="*", help="after --: passed to every daphne (e.g. --proxy-headers)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    processes = args.processes or default_processes()
+    sock = bind(args.host, args.port)
+    logger.info("serving http://%s:%d with %d web processes", args.host, args.port, processes)
+    if processes > 1 and not os.environ.get("REDIS_URL"):
+        # Without Redis each process keeps its own rate limits, stream slots, caches and job events.
+        logger.warning("no REDIS_URL: limits, caches and job progress events are per process")
+    return Supervisor(sock, processes, list(args.daphne_args), args.grace).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
