@@ -17,8 +17,8 @@ import torch
 import torch.nn.functional as F
 
 from ..batcher import bucket_length
-from ..windows import Window, plan_windows
 from ..engine import derive_seed
+from ..windows import Window, plan_windows
 from .generator import VitsGenerator
 from .text_encoder import sequence_mask
 
