@@ -29,10 +29,11 @@ request stitching).
 
 Seeded noise (``onnx_noise``): on both paths the ``RandomNormalLike`` nodes
 (the duration predictor's noise and the prior's sampling, all in the encoder
-part; flow and decoder draw none) are replaced when the sessions are created
-by inputs fed from NumPy generators seeded with ``SynthesisParams.seed``
-(fresh ones when unseeded). The same seed gives the same audio, windowed or
-whole; the files on disk, parts included, stay as hashed.
+part: ``onnx_split`` refuses flow or decoder parts that draw noise) are
+replaced when the sessions are created by inputs fed from NumPy generators
+seeded with ``SynthesisParams.seed`` (fresh ones when unseeded). The same
+seed gives the same audio, windowed or whole; the edit is made in memory, so
+the files on disk, parts included, keep their hashes.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import onnx
 import onnxruntime
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
-from .onnx_noise import SeedableGraph, noise_size, run_with_noise, seedable_graph
+from .onnx_noise import noise_size, run_with_noise, seedable_graph
 from .onnx_split import WindowedParts
 from .piper_frontend import PiperFrontend, read_piper_config
 from .windows import Window, plan_windows, split_evenly
@@ -67,10 +68,6 @@ MIN_SPLIT_FRAMES = 96
 FIRST, LATER = 0, 1  # pool priorities
 
 ResultT = TypeVar("ResultT")
-
-
-class NoisyPartError(Exception):
-    """A flow or decoder part draws noise: windows could not repeat the whole decode."""
 
 
 @dataclass
@@ -100,14 +97,13 @@ class _Parts:
         self.parts = parts
         self.names = parts.names
         self.hop = parts.hop_length
-        graphs = {part: seedable_graph(onnx.load(parts.paths[part])) for part in ("encoder", "flow", "decoder")}
-        noisy = [part for part in ("flow", "decoder") if graphs[part].keys]
-        if noisy:
-            raise NoisyPartError(f"the {' and '.join(noisy)} part draws noise")
-        self.noise_keys = graphs["encoder"].keys
-        self.encoder, self.flow, self.decoder = (
-            onnxruntime.InferenceSession(graphs[part].model, sess_options=options, providers=providers)
-            for part in ("encoder", "flow", "decoder")
+        # The noise is drawn in the encoder (the split refuses flow or decoder parts that draw any).
+        encoder = seedable_graph(onnx.load(parts.paths["encoder"]))
+        self.noise_keys = encoder.keys
+        self.encoder = onnxruntime.InferenceSession(encoder.model, sess_options=options, providers=providers)
+        self.flow, self.decoder = (
+            onnxruntime.InferenceSession(parts.paths[part], sess_options=options, providers=providers)
+            for part in ("flow", "decoder")
         )
         self.encoder_outputs = [out.name for out in self.encoder.get_outputs()]
         # The encoder is the one step a sentence cannot cut in windows: on an
@@ -120,7 +116,7 @@ class _Parts:
             wide.inter_op_num_threads = 1
             wide.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.wide_encoder = onnxruntime.InferenceSession(
-                graphs["encoder"].model, sess_options=wide, providers=providers
+                encoder.model, sess_options=wide, providers=providers
             )
 
     def prior(self, feed: dict[str, np.ndarray], seed: int | None, *, alone: bool = False) -> _Prior:
@@ -181,16 +177,12 @@ class PiperOnnxEngine:
         try:
             parts = _usable_parts(spec)
             if parts is not None:
-                try:
-                    self._parts = _Parts(parts, options, providers, wide_threads=os.cpu_count() or 1)
-                except NoisyPartError as exc:
-                    logger.warning("model version %s: %s; decoding whole sentences", spec.id, exc)
-            if self._parts is not None:
-                self.hop_length = self._parts.hop
+                self._parts = _Parts(parts, options, providers, wide_threads=os.cpu_count() or 1)
+                self.hop_length = parts.hop_length
                 self._input_names = {i.name for i in self._parts.encoder.get_inputs()}
-                self._has_alignment = bool(self._parts.names.durations)
+                self._has_alignment = bool(parts.names.durations)
             else:
-                graph: SeedableGraph = seedable_graph(onnx.load(spec.model_path), add_durations=True)
+                graph = seedable_graph(onnx.load(spec.model_path), add_durations=True)
                 self._noise_keys = graph.keys
                 self.session = onnxruntime.InferenceSession(graph.model, sess_options=options, providers=providers)
                 self._input_names = {i.name for i in self.session.get_inputs()}
