@@ -99,6 +99,34 @@ def test_windows_match_the_whole_sentence(engines: tuple[PiperOnnxEngine, PiperO
     assert_speech(audio, 22050, text=SENTENCE)
 
 
+def test_a_seed_gives_the_same_audio_windowed_or_whole(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
+    whole, windowed = engines
+    ids = ids_of(windowed, SENTENCE)
+    seeded = SynthesisParams(seed=7)
+    reference = whole.synthesize_ids(ids, seeded)
+    assert np.array_equal(whole.synthesize_ids(ids, seeded).audio, reference.audio)
+    # Streamed in windows and cut over the idle workers: the whole decode's audio and durations.
+    pieces = list(windowed.iter_synthesize_ids(ids, seeded))
+    streamed = np.concatenate([p.audio for p in pieces])
+    at_once = windowed.synthesize_ids(ids, seeded)
+    assert len(pieces) >= 3
+    for audio in (streamed, at_once.audio):
+        assert len(audio) == len(reference.audio)
+        assert snr_db(reference.audio, audio) >= MIN_SNR_DB
+    assert np.array_equal(pieces[0].phoneme_samples, reference.phoneme_samples)
+    assert np.array_equal(at_once.phoneme_samples, reference.phoneme_samples)
+    assert np.array_equal(np.concatenate([p.audio for p in windowed.iter_synthesize_ids(ids, seeded)]), streamed)
+    assert_speech(streamed, 22050, text=SENTENCE)
+    # Another seed, and no seed, draw other noise on both paths (a short sentence: same checks, less memory).
+    short = ids_of(windowed, "The gulls argued over scraps near the market.")
+    for engine in (whole, windowed):
+        takes = [engine.synthesize_ids(short, params).audio for params in (seeded, SynthesisParams(seed=8))]
+        takes += [engine.synthesize_ids(short, SynthesisParams()).audio for _ in range(2)]
+        assert np.array_equal(engine.synthesize_ids(short, seeded).audio, takes[0])
+        for i, take in enumerate(takes):
+            assert all(len(take) != len(t) or not np.array_equal(take, t) for t in takes[i + 1 :])
+
+
 def test_a_whole_sentence_uses_the_idle_workers(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
     whole, windowed = engines
     ids = ids_of(windowed, SENTENCE)

@@ -6,7 +6,9 @@ decoder's input (``onnx.utils.Extractor``), it becomes:
 
 - **encoder**: the graph's inputs -> the sampled prior ``z_p`` and its mask
   (plus the speaker embedding of a multi-speaker voice, and the phoneme
-  durations when the graph has that output); run once per sentence;
+  durations when the graph has that output); run once per sentence; all the
+  graph's noise is drawn here (a graph whose flow or decoder draws any is
+  not split: windows could not repeat the whole decode);
 - **flow**: ``z_p`` and the mask -> the decoder's input ``z``;
 - **decoder**: ``z`` -> audio.
 
@@ -33,6 +35,10 @@ from typing import Any
 import numpy as np
 
 PARTS = ("encoder", "flow", "decoder")
+# Operators that draw random numbers: allowed in the encoder part only.
+_RANDOM_OPS = frozenset(
+    {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli"}
+)
 # Frames of random latent the receptive fields are measured on (a few seconds of speech).
 PROBE_FRAMES = 192
 
@@ -134,6 +140,11 @@ def split_graph(model: Any) -> tuple[dict[str, Any], SplitNames]:
         }
     except Exception as exc:  # onnx raises its own types
         raise GraphSplitError(f"cannot extract the parts: {exc}") from exc
+    # Windows repeat the whole decode only if the noise is drawn once per sentence, in the encoder
+    # (``onnx_noise`` feeds it from the request's seed there).
+    for part in ("flow", "decoder"):
+        if any(node.op_type in _RANDOM_OPS for node in parts[part].graph.node):
+            raise GraphSplitError(f"the {part} part draws random numbers: it cannot be decoded in windows")
     # Which of the two is the mask ([batch, 1, frames]) is told when the encoder first runs
     # (``measure_overlaps``); until then, the one a Cast makes (VITS' float sequence mask).
     producer = {name: node.op_type for node in model.graph.node for name in node.output}

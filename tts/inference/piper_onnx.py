@@ -22,7 +22,18 @@ request (``synthesize_ids``) cuts the sentence into as many equal windows as
 there are idle workers (one window, no overlap, when the engine is busy).
 
 A model without parts (an older import, a graph that cannot be split) runs
-whole, one sentence per pool task, as before.
+whole, one sentence per pool task, as before; its durations output is added
+in memory when the export lacks it (``piper.patch_voice_with_alignment``),
+so every voice reports where its phonemes are (timestamps, the cuts of
+request stitching).
+
+Seeded noise (``onnx_noise``): on both paths the ``RandomNormalLike`` nodes
+(the duration predictor's noise and the prior's sampling, all in the encoder
+part: ``onnx_split`` refuses flow or decoder parts that draw noise) are
+replaced when the sessions are created by inputs fed from NumPy generators
+seeded with ``SynthesisParams.seed`` (fresh ones when unseeded). The same
+seed gives the same audio, windowed or whole; the edit is made in memory, so
+the files on disk, parts included, keep their hashes.
 """
 
 from __future__ import annotations
@@ -36,9 +47,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
+import onnx
 import onnxruntime
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .onnx_noise import noise_size, run_with_noise, seedable_graph
 from .onnx_split import WindowedParts
 from .piper_frontend import PiperFrontend, read_piper_config
 from .windows import Window, plan_windows, split_evenly
@@ -84,9 +97,13 @@ class _Parts:
         self.parts = parts
         self.names = parts.names
         self.hop = parts.hop_length
-        self.encoder, self.flow, self.decoder = (
+        # The noise is drawn in the encoder (the split refuses flow or decoder parts that draw any).
+        encoder = seedable_graph(onnx.load(parts.paths["encoder"]))
+        self.noise_keys = encoder.keys
+        self.encoder = onnxruntime.InferenceSession(encoder.model, sess_options=options, providers=providers)
+        self.flow, self.decoder = (
             onnxruntime.InferenceSession(parts.paths[part], sess_options=options, providers=providers)
-            for part in ("encoder", "flow", "decoder")
+            for part in ("flow", "decoder")
         )
         self.encoder_outputs = [out.name for out in self.encoder.get_outputs()]
         # The encoder is the one step a sentence cannot cut in windows: on an
@@ -99,12 +116,14 @@ class _Parts:
             wide.inter_op_num_threads = 1
             wide.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.wide_encoder = onnxruntime.InferenceSession(
-                parts.paths["encoder"], sess_options=wide, providers=providers
+                encoder.model, sess_options=wide, providers=providers
             )
 
-    def prior(self, feed: dict[str, np.ndarray], *, alone: bool = False) -> _Prior:
+    def prior(self, feed: dict[str, np.ndarray], seed: int | None, *, alone: bool = False) -> _Prior:
         session = self.wide_encoder if alone and self.wide_encoder is not None else self.encoder
-        outputs = dict(zip(self.encoder_outputs, session.run(None, feed), strict=True))
+        size = noise_size(int(feed["input"].shape[-1]), float(feed["scales"][1]))
+        result = run_with_noise(lambda f: session.run(None, f), feed, self.noise_keys, seed, size)
+        outputs = dict(zip(self.encoder_outputs, result, strict=True))
         flow_feed = {name: outputs[name] for name in self.names.flow_inputs}
         samples = None
         if self.names.durations:
@@ -154,6 +173,7 @@ class PiperOnnxEngine:
             providers.insert(0, "CUDAExecutionProvider")
         self._parts: _Parts | None = None
         self.session: onnxruntime.InferenceSession | None = None
+        self._noise_keys: tuple[str, ...] = ()
         try:
             parts = _usable_parts(spec)
             if parts is not None:
@@ -162,10 +182,12 @@ class PiperOnnxEngine:
                 self._input_names = {i.name for i in self._parts.encoder.get_inputs()}
                 self._has_alignment = bool(parts.names.durations)
             else:
-                self.session = onnxruntime.InferenceSession(spec.model_path, sess_options=options, providers=providers)
+                graph = seedable_graph(onnx.load(spec.model_path), add_durations=True)
+                self._noise_keys = graph.keys
+                self.session = onnxruntime.InferenceSession(graph.model, sess_options=options, providers=providers)
                 self._input_names = {i.name for i in self.session.get_inputs()}
                 self._has_alignment = len(self.session.get_outputs()) > 1
-        except Exception as exc:  # onnxruntime raises its own exception types
+        except Exception as exc:  # onnxruntime (and onnx) raise their own exception types
             raise EngineError(f"cannot load ONNX model {spec.model_path}: {exc}") from exc
         # One worker per core at this thread count (2 cores, 1 thread: 2 workers).
         self.concurrency = max(1, (os.cpu_count() or 1) // threads)
@@ -190,8 +212,8 @@ class PiperOnnxEngine:
         feed = self._feed(phoneme_ids, params)
         parts = self._parts
         if parts is None:
-            return self._result(self._pool.submit(lambda: self._run_whole(feed), priority=FIRST))
-        prior = self._prior(parts, feed)
+            return self._result(self._pool.submit(lambda: self._run_whole(feed, params.seed), priority=FIRST))
+        prior = self._prior(parts, feed, params.seed)
         size = split_evenly(prior.frames, self._pool.idle(), minimum=MIN_SPLIT_FRAMES)
         windows = self._plan(prior.frames, first=size, size=size)
         futures = [self._pool.submit(_window_task(parts, prior, w), priority=FIRST) for w in windows]
@@ -216,7 +238,7 @@ class PiperOnnxEngine:
             return
         parts = self._parts
         feed = self._feed(phoneme_ids, params)
-        prior = self._prior(parts, feed)
+        prior = self._prior(parts, feed, params.seed)
         first = max(1, window_frames or self.window_frames)
         rest = max(0, prior.frames - first)
         # Later windows: enough of them for every worker, none larger than chunk_frames.
@@ -238,11 +260,11 @@ class PiperOnnxEngine:
         self.session = None
         self._parts = None
 
-    def _prior(self, parts: _Parts, feed: dict[str, np.ndarray]) -> _Prior:
+    def _prior(self, parts: _Parts, feed: dict[str, np.ndarray], seed: int | None) -> _Prior:
         pool = self._pool
         # Decided when the run starts: alone = no other worker busy and nothing queued.
         return self._result(
-            pool.submit(lambda: parts.prior(feed, alone=pool.idle() == pool.workers - 1), priority=FIRST)
+            pool.submit(lambda: parts.prior(feed, seed, alone=pool.idle() == pool.workers - 1), priority=FIRST)
         )
 
     def _plan(self, frames: int, *, first: int, size: int) -> list[Window]:
@@ -260,9 +282,9 @@ class PiperOnnxEngine:
         cfg = self.config
         scales = np.array(
             [
-                cfg.noise_scale if params.noise_scale is None else params.noise_scale,
+                (cfg.noise_scale if params.noise_scale is None else params.noise_scale) * params.variation,
                 cfg.length_scale if params.length_scale is None else params.length_scale,
-                cfg.noise_w_scale if params.noise_w is None else params.noise_w,
+                (cfg.noise_w_scale if params.noise_w is None else params.noise_w) * params.variation,
             ],
             dtype=np.float32,
         )
@@ -278,11 +300,12 @@ class PiperOnnxEngine:
             feed["sid"] = np.asarray([sid], dtype=np.int64)
         return feed
 
-    def _run_whole(self, feed: dict[str, np.ndarray]) -> EngineOutput:
+    def _run_whole(self, feed: dict[str, np.ndarray], seed: int | None) -> EngineOutput:
         session = self.session
         if session is None:
             raise EngineError("engine is closed", retryable=True)
-        result = session.run(None, feed)
+        size = noise_size(int(feed["input"].shape[-1]), float(feed["scales"][1]))
+        result = run_with_noise(lambda f: session.run(None, f), feed, self._noise_keys, seed, size)
         audio = np.clip(np.asarray(result[0], dtype=np.float32).reshape(-1), -1.0, 1.0)
         samples = None
         if self._has_alignment and len(result) > 1:
