@@ -58,3 +58,11 @@ def test_it_runs_window_by_window_in_turn_and_passes_errors() -> None:
         pass
     else:
         raise AssertionError("the task's exception must reach the caller")
+
+
+def test_it_keeps_serving_after_many_tenants_came_and_went() -> None:
+    """Idle tenants' times are forgotten past a bound; the tenant being served must never be."""
+    scheduler = FairScheduler(1, name="tts-test-many")
+    for tenant in range(300):  # one task each: every turn empties its tenant's queue
+        assert scheduler.submit(tenant, lambda t=tenant: t).result(10) == tenant
+    assert scheduler.run("last", lambda: "served") == "served"

@@ -127,14 +127,14 @@ class FairScheduler:
                 key = min(self._queues, key=self._vtime.__getitem__)  # min() keeps the first of equals
                 tasks = self._queues[key]
                 task = tasks.popleft()
+                if not task.future.cancelled():  # (one whose stream went away spends no turn)
+                    self._now = self._vtime[key]
+                    self._vtime[key] += 1
                 if not tasks:
                     del self._queues[key]
-                    self._forget_idle()
-                if task.future.cancelled():
-                    continue  # its stream went away while it waited: no turn is spent on it
-                self._now = self._vtime[key]
-                self._vtime[key] += 1
-                return task
+                    self._forget_idle()  # after the turn is counted: it reads and drops times
+                if not task.future.cancelled():
+                    return task
 
     def _forget_idle(self) -> None:
         """Drop the times of idle tenants that are not ahead of now: joining again gives them ``now``."""
@@ -147,6 +147,9 @@ class FairScheduler:
                 task = self._next()
             except _Stopped:
                 return
+            except Exception:  # never lose a worker (and with it every task it would run)
+                logger.exception("engine scheduler: could not take the next task")
+                continue
             if not task.future.set_running_or_notify_cancel():
                 continue  # cancelled just now
             try:
