@@ -112,6 +112,7 @@ class _Parts:
         self.wide_encoder: onnxruntime.InferenceSession | None = None
         if wide_threads > options.intra_op_num_threads and providers[0] == "CPUExecutionProvider":
             wide = onnxruntime.SessionOptions()
+            wide.enable_cpu_mem_arena = False
             wide.intra_op_num_threads = wide_threads
             wide.inter_op_num_threads = 1
             wide.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -168,6 +169,9 @@ class PiperOnnxEngine:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        # No arena: a long sentence's decoder activations (hundreds of MB) are given back after
+        # each run instead of being kept, doubled, for the life of the engine.
+        options.enable_cpu_mem_arena = False
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             providers.insert(0, "CUDAExecutionProvider")
