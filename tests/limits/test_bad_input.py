@@ -268,3 +268,16 @@ def test_a_job_body_under_its_limit_is_not_cut_by_djangos_own(tenant_a: TenantCt
     assert response.status_code == 413
     assert response.json()["detail"]["param"] == "text"
     nothing_written(tenant_a)
+
+
+def test_it_refuses_null_pronunciation_locators_naming_the_field(tenant_a: TenantCtx, joe: Voice) -> None:
+    """Found by schemathesis: ``[null, null]`` was a 500 on every text-to-speech route."""
+    for path in ("", "/stream", "/with-timestamps", "/stream/with-timestamps"):
+        response = tenant_a.client().post(
+            f"/v1/text-to-speech/joe{path}",
+            {"text": "Hello.", "pronunciation_dictionary_locators": [None, None]},
+            format="json",
+        )
+        assert response.status_code == 400, (path, response.content)
+        assert "pronunciation_dictionary_locators" in response.content.decode()
+    assert not SynthesisRecord.objects.exists()

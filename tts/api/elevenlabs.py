@@ -50,7 +50,10 @@ class TextToSpeechInputSerializer(serializers.Serializer):
     voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
     apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], required=False, default="auto")
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
-    pronunciation_dictionary_locators = DictionaryLocatorSerializer(many=True, required=False, allow_null=True)
+    # A list that may be null, of locators that may not be (``[null]`` is a 400 naming the field).
+    pronunciation_dictionary_locators = serializers.ListField(
+        child=DictionaryLocatorSerializer(), required=False, allow_null=True
+    )
     previous_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     next_text = serializers.CharField(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     previous_request_ids = serializers.ListField(
