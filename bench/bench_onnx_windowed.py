@@ -3,7 +3,7 @@
 A benchmark, not a test. It splits the joe voice (its alignment-capable copy)
 into encoder, flow and decoder as an import does, loads the engine twice
 (windowed, and the whole graph as before), and for the short text and the
-349-character single sentence of ``/work/shared/bench/texts.json`` reports
+349-character single sentence of ``bench/texts.json`` reports
 medians of:
 
 * whole graph: one ``session.run`` of the full model (the old path);
@@ -40,7 +40,7 @@ from tts.inference.onnx_split import write_parts  # noqa: E402
 from tts.inference.piper_onnx import PiperOnnxEngine  # noqa: E402
 from tts.services.windowed_model import probe_ids  # noqa: E402
 
-TEXTS = Path(os.environ.get("BENCH_TEXTS", "/work/shared/bench/texts.json"))
+TEXTS = Path(os.environ.get("BENCH_TEXTS", Path(__file__).resolve().parent / "texts.json"))
 QUIET = SynthesisParams(noise_scale=0.0, noise_w=0.0)
 
 
