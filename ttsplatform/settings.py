@@ -117,6 +117,8 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
+# Longer than channels_redis' 5 s blocking receive (see CHANNEL_LAYERS).
+CHANNEL_LAYER_SOCKET_TIMEOUT_S = 15
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -128,7 +130,15 @@ if REDIS_URL:
             },
         }
     }
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}}
+    # Every consumer waits on its channel with BZPOPMIN for 5 s (channels_redis' brpop_timeout); redis-py 8
+    # reads with a 5 s socket timeout by default, so an idle consumer's wait raced that timeout and a
+    # WebSocket quiet for 5 s on the layer was dropped. The read timeout must outlast the blocking pop.
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT_S}]},
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tts"}}
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}

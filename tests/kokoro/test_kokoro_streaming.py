@@ -50,11 +50,6 @@ def test_it_streams_japanese_as_the_whole_file_sounds(
     assert [r.status for r in records] == ["success", "success"]
 
 
-@pytest.mark.xfail(
-    reason="known bug after merging per-window WebSocket streaming (issue 16) with Kokoro: the third "
-    "sentence of a stream-input utterance sends no audio message; tracked in issue 17's closing note",
-    strict=False,
-)
 def test_the_websocket_speaks_japanese_pieces_at_sentence_ends(
     live_server_url: str, tenant_a: TenantCtx, kokoro: Voice
 ) -> None:
