@@ -45,7 +45,7 @@ def whole_file(url: str, ctx: TenantCtx, text: str, output_format: str) -> bytes
         f"{url}/v1/text-to-speech/joe?output_format={output_format}",
         json={"text": text},
         headers={"xi-api-key": ctx.key},
-        timeout=60,
+        timeout=180,  # a slow CI machine: the long text alone is ~100 s of audio
     )
     assert response.status_code == 200, response.text
     return response.content
