@@ -144,6 +144,7 @@ def main() -> None:
     rng = random.Random(7)
     outcomes: dict[str, int] = {}
     warm_rss = 0.0
+    samples: list[tuple[int, float]] = []
     started = time.monotonic()
     try:
         for _ in range(300):
@@ -158,6 +159,11 @@ def main() -> None:
                 outcomes[outcome] = outcomes.get(outcome, 0) + 1
                 if i + 1 == max(1, args.requests // 10):
                     warm_rss = rss_mb(server.pid)
+                if (i + 1) % max(1, args.requests // 20) == 0:
+                    # Progress, and the memory curve between the two figures that are judged.
+                    samples.append((i + 1, rss_mb(server.pid)))
+                    elapsed = time.monotonic() - started
+                    print(f"{i + 1} requests, {elapsed:.0f} s, RSS {samples[-1][1]:.0f} MB", flush=True)
         time.sleep(2)  # dropped streams finish their records
         end_rss = rss_mb(server.pid)
     finally:
@@ -167,6 +173,7 @@ def main() -> None:
     charged = sum(SynthesisRecord.objects.filter(tenant=tenant).values_list("characters", flat=True))
     usage_row = Usage.objects.filter(tenant=tenant).first()
     usage = usage_row.characters if usage_row else 0
+    curve = ", ".join(f"{mb:.0f}" for _, mb in samples)
     drift = (end_rss - warm_rss) / warm_rss * 100 if warm_rss else 0.0
     text = "\n".join(
         [
@@ -179,6 +186,7 @@ def main() -> None:
             f"| rows left pending | **{pending}** |",
             f"| usage vs characters charged on rows | {usage} / {charged} |",
             f"| outcomes | {json.dumps(outcomes, sort_keys=True)} |",
+            f"| RSS every {max(1, args.requests // 20)} requests (MB) | {curve} |",
         ]
     )
     print(text)
