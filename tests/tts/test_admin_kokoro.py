@@ -73,7 +73,6 @@ def npz(**tables: np.ndarray) -> bytes:
 
 def tiny_graph(*inputs: str) -> bytes:
     """A loadable ONNX graph with these float inputs, each passed straight through: no Kokoro inside."""
-    import onnx
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
@@ -99,7 +98,12 @@ def test_it_adds_kokoro_from_model_storage_and_its_voices_speak(
     assert response.status_code == 302, form_errors(response) if response.context else response.content[:500]
     version = ModelVersion.objects.get()
     assert (version.model_id, version.engine, version.status, version.sample_rate, version.num_speakers) == (
-        "kokoro-82m-ja", "kokoro-onnx", "active", 24000, 5)
+        "kokoro-82m-ja",
+        "kokoro-onnx",
+        "active",
+        24000,
+        5,
+    )
     # The graph already has its durations output: served where the operator put it.
     assert Path(version.model_path) == (model_storage_dir() / stored_kokoro).resolve()
     assert version.options["alignment"] is True and len(version.options["voices_sha256"]) == 64
@@ -126,8 +130,11 @@ def test_it_adds_kokoro_from_model_storage_and_its_voices_speak(
     [
         (tiny_graph("tokens", "style", "speed"), b"not a zip", "not a Kokoro voices file"),
         (tiny_graph("tokens", "style", "speed"), npz(), "holds no voice"),
-        (tiny_graph("tokens", "style", "speed"), npz(jf_x=np.zeros((510, 1, 128), dtype=np.float32)),
-         "style shape (510, 1, 128)"),
+        (
+            tiny_graph("tokens", "style", "speed"),
+            npz(jf_x=np.zeros((510, 1, 128), dtype=np.float32)),
+            "style shape (510, 1, 128)",
+        ),
         (b"this is not onnx", GOOD_VOICES, "not a loadable ONNX model"),
         (tiny_graph("input", "input_lengths", "scales"), GOOD_VOICES, "not a Kokoro graph: missing inputs"),
         (tiny_graph("tokens", "style", "speed"), GOOD_VOICES, "expected one Round of durations"),
@@ -137,11 +144,14 @@ def test_it_adds_kokoro_from_model_storage_and_its_voices_speak(
 def test_it_refuses_bad_kokoro_files_with_a_form_error(
     admin_client: Client, model: bytes, voices: bytes, message: str
 ) -> None:
-    response = admin_client.post(ADD, {
-        "engine": "kokoro-onnx",
-        "model_file": SimpleUploadedFile("kokoro.onnx", model, "application/octet-stream"),
-        "voices_file": SimpleUploadedFile("voices.npz", voices, "application/octet-stream"),
-    })
+    response = admin_client.post(
+        ADD,
+        {
+            "engine": "kokoro-onnx",
+            "model_file": SimpleUploadedFile("kokoro.onnx", model, "application/octet-stream"),
+            "voices_file": SimpleUploadedFile("voices.npz", voices, "application/octet-stream"),
+        },
+    )
     assert response.status_code == 400
     assert message in form_errors(response)
     assert ModelVersion.objects.count() == 0 and Voice.objects.count() == 0
@@ -153,8 +163,9 @@ def test_it_refuses_kokoro_input_that_does_not_fit_the_engine(admin_client: Clie
     no_voices = admin_client.post(ADD, {"engine": "kokoro-onnx", "model_file": model})
     assert no_voices.status_code == 400 and "voices .npz" in form_errors(no_voices)
     config = SimpleUploadedFile("x.onnx.json", b"{}", "application/json")
-    wrong_companion = admin_client.post(ADD, {"engine": "kokoro-onnx", "stored_model": stored_kokoro,
-                                              "config_file": config})
+    wrong_companion = admin_client.post(
+        ADD, {"engine": "kokoro-onnx", "stored_model": stored_kokoro, "config_file": config}
+    )
     assert wrong_companion.status_code == 400 and "Not used by the engine kokoro-onnx" in form_errors(wrong_companion)
     as_piper = admin_client.post(ADD, {"engine": "piper-onnx", "stored_model": stored_kokoro})
     assert as_piper.status_code == 400 and "not a Piper voice" in form_errors(as_piper)
