@@ -49,9 +49,9 @@ class ModelVersionImportForm(forms.Form):
     )
     config_file = forms.FileField(
         required=False,
-        label="Config file (.onnx.json, Piper)",
+        label="Config file (.onnx.json)",
         widget=forms.ClearableFileInput(attrs={"accept": ".json"}),
-        help_text="The Piper voice config that came with the model.",
+        help_text="Piper: the voice config that came with the model.",
     )
     voices_file = forms.FileField(
         required=False,
