@@ -67,7 +67,7 @@ def stored_kokoro(kokoro_dir: str) -> str:
 
 def npz(**tables: np.ndarray) -> bytes:
     out = io.BytesIO()
-    np.savez(out, **tables)
+    np.savez(out, **tables)  # type: ignore[arg-type]  # numpy's stub types a keyword 'allow_pickle'
     return out.getvalue()
 
 
