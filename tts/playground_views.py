@@ -17,7 +17,7 @@ from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.models import SynthesisRecord
 from tts.services.history import history_for_tenant
 from tts.services.history_export import DOWNLOAD_FORMATS
-from tts.services.voices import voices_served_for_tenant
+from tts.services.voices import active_model_versions, voices_served_for_tenant
 
 # The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
 PLAYGROUND_FORMAT = "pcm_22050"
@@ -62,11 +62,14 @@ def _limit(request: TenantRequest) -> tuple[int, int | None]:
 @member_required
 def playground(request: TenantRequest) -> HttpResponse:
     voices = list(voices_served_for_tenant(request.tenant))
+    # The models the tenant can speak with: those serving one of its voices (the voice list follows the choice).
+    models = list(active_model_versions().filter(model_id__in={v.model_id for v in voices}))
     max_chars, month_left = _limit(request)
     context = dashboard_context(
         request,
         page="playground",
         voices=voices,
+        models=models,
         output_format=PLAYGROUND_FORMAT,
         sample_rate=PLAYGROUND_SAMPLE_RATE,
         max_chars=max_chars,

@@ -206,6 +206,7 @@
     var full = textBox.value;
     var text = full.slice(0, cutPoint(full)).trim();
     var voice = el("pg-voice").value;
+    var model = el("pg-model").value;
     var speed = parseFloat(el("pg-speed").value) || 1.0;
     window.playgroundStats.sentChars = text.length;
     window.playgroundStats.cut = text.length < full.trim().length;
@@ -222,7 +223,7 @@
     setStatus("Connecting…");
     var scheme = location.protocol === "https:" ? "wss://" : "ws://";
     var url = scheme + location.host + "/v1/text-to-speech/" + encodeURIComponent(voice) +
-      "/stream-input?output_format=" + encodeURIComponent(outputFormat);
+      "/stream-input?output_format=" + encodeURIComponent(outputFormat) + "&model_id=" + encodeURIComponent(model);
     try {
       socket = new WebSocket(url);
     } catch (e) {
@@ -283,13 +284,14 @@
   function renderCode() {
     var base = form.dataset.apiBase;
     var voice = el("pg-voice").value;
+    var model = el("pg-model").value;
     var fmt = el("pg-format").value;
     var speed = parseFloat(el("pg-speed").value) || 1.0;
     var full = textBox.value;
     var text = full.slice(0, cutPoint(full)).trim();
     var ext = fmt.split("_")[0] === "opus" ? "ogg" : fmt.split("_")[0];
     var url = base + "/v1/text-to-speech/" + encodeURIComponent(voice) + "?output_format=" + fmt;
-    var body = { text: text, voice_settings: { speed: speed } };
+    var body = { text: text, model_id: model, voice_settings: { speed: speed } };
     el("code-curl").firstChild.textContent =
       "curl -X POST " + shellQuote(url) + " \\\n" +
       "  -H 'xi-api-key: YOUR_API_KEY' \\\n" +
@@ -304,6 +306,7 @@
       "audio = client.text_to_speech.convert(\n" +
       "    voice_id=" + JSON.stringify(voice) + ",\n" +
       "    text=" + JSON.stringify(text) + ",\n" +
+      "    model_id=" + JSON.stringify(model) + ",\n" +
       "    output_format=" + JSON.stringify(fmt) + ",\n" +
       "    voice_settings=VoiceSettings(speed=" + speed.toFixed(2).replace(/0$/, "") + "),\n" +
       ")\n" +
@@ -319,6 +322,21 @@
       "if (!response.ok) throw new Error(await response.text());\n" +
       "const audio = await response.blob(); // " + fmt + "\n";
   }
+  // The model chooses the voices: only its own are offered (a voice is served by one model).
+  var modelSelect = el("pg-model"), voiceSelect = el("pg-voice");
+  function syncVoices() {
+    var first = null;
+    Array.prototype.forEach.call(voiceSelect.options, function (option) {
+      var fits = option.dataset.model === modelSelect.value;
+      option.hidden = !fits;
+      option.disabled = !fits;
+      if (fits && !first) first = option;
+    });
+    var current = voiceSelect.options[voiceSelect.selectedIndex];
+    if ((!current || current.disabled) && first) voiceSelect.value = first.value;
+  }
+  modelSelect.addEventListener("change", function () { syncVoices(); renderCode(); });
+  syncVoices();
   el("pg-voice").addEventListener("change", renderCode);
   el("pg-speed").addEventListener("change", renderCode);
   var codeToggle = el("pg-code-toggle"), codePanel = el("pg-code");

@@ -54,3 +54,18 @@ def test_it_reports_the_subscription(tenant_a: TenantCtx, joe: Voice) -> None:
     assert sub["tier"] == "plan-alpha"
     user = tenant_a.client().get("/v1/user").json()
     assert user["subscription"]["character_count"] == len("Count me.")
+
+
+def test_voices_no_active_version_serves_are_not_listed(tenant_a: TenantCtx, joe: Voice) -> None:
+    Voice.objects.create(voice_id="orphan", name="Aaron Orphan", language="en", model_id="no-such-model")
+    client = tenant_a.client()
+    assert [v["voice_id"] for v in client.get("/v1/voices").json()["voices"]] == ["joe"]
+    ModelVersion.objects.filter(model_id=joe.model_id).update(status=ModelVersion.Status.RETIRED)
+    assert client.get("/v1/voices").json() == {"voices": [], "has_more": False, "total_count": 0}
+    assert client.get("/v1/voices?language=en").json()["voices"] == []
+    # Asked for by id it is still there, and speaking with it says why it cannot.
+    assert client.get("/v1/voices/joe").status_code == 200
+    spoken = client.post("/v1/text-to-speech/joe", {"text": "Hello."}, format="json")
+    assert spoken.status_code == 503 and spoken.json()["detail"]["status"] == "model_unavailable"
+    ModelVersion.objects.filter(model_id=joe.model_id).update(status=ModelVersion.Status.ACTIVE)
+    assert [v["voice_id"] for v in client.get("/v1/voices").json()["voices"]] == ["joe"]

@@ -1,7 +1,8 @@
 """The operator admin in Chromium at 1280 and 390 px: add a model version by uploading the joe
 voice files and speak with its voice through the API; a broken upload is a form error; retiring
 the only active version asks first and names its voices; the history list pages with
-previous/next, searches, plays audio and fits. Screenshots only when ``TTS_SCREENSHOTS=1``."""
+previous/next, searches, plays audio and fits; the issue's admin pages fit 1280 and 390 px.
+Screenshots only when ``TTS_SCREENSHOTS=1``."""
 
 from __future__ import annotations
 
@@ -167,5 +168,37 @@ def test_the_history_list_pages_searches_plays_and_fits(
     samples, rate = decode_audio(data, "wav_22050")
     assert_speech(samples, rate, expected_rate=22050, text=TEXT)
     assert fits(page, viewport["width"])
+    context.close()
+    assert errors.errors == []
+
+
+ADMIN_PAGES = (
+    "/admin/",
+    "/admin/tts/modelversion/",
+    "/admin/tts/modelversion/add/",
+    "/admin/tts/voice/",
+    "/admin/tts/synthesisrecord/",
+    "/admin/tts/job/",
+)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_every_admin_page_of_the_issue_fits(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice, viewport: dict
+) -> None:
+    Voice.objects.create(voice_id="orphan", name="Orphan", language="en", model_id=joe.model_id + "-gone")
+    errors = PageErrors()
+    context, page = admin_page(chromium, live_server_url, viewport, errors)
+    for url in ADMIN_PAGES:
+        response = page.goto(f"{live_server_url}{url}")
+        assert response is not None and response.status == 200, url
+        assert fits(page, viewport["width"]), url
+    # The add form offers both families' files; the voice list marks the voice no version serves.
+    page.goto(f"{live_server_url}/admin/tts/modelversion/add/")
+    assert page.get_by_label("Voices file (.npz, Kokoro)").count() == 1
+    assert "kokoro-onnx" in page.get_by_label("Engine").inner_html()
+    page.goto(f"{live_server_url}/admin/tts/voice/")
+    row = page.locator("#result_list tbody tr", has_text="orphan")
+    assert row.locator("td.field-served img").get_attribute("alt") == "False"
     context.close()
     assert errors.errors == []

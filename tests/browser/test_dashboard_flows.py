@@ -1,5 +1,5 @@
 """The dashboard's flows in Chromium, at 1280 px and 390 px: keys (post/redirect/get, revoked toggle,
-rename), the playground (counter, cut notice, speed, format, recent generations, view code), the
+rename), the playground (counter, cut notice, model, speed, format, recent generations, view code), the
 history (390 px without sideways scroll, WAV by default, readable names, search), usage breakdowns
 and the jobs page. Screenshots only when ``TTS_SCREENSHOTS=1``."""
 
@@ -21,9 +21,9 @@ from accounts.models import ApiKey
 from accounts.quota import reserve_characters
 from tests.audio_checks import assert_speech, decode_audio
 from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot, screenshots_requested
-from tests.fixtures import TenantCtx
+from tests.fixtures import TenantCtx, second_version
 from tests.jobs.conftest import long_text
-from tts.models import Job, SynthesisRecord, Voice
+from tts.models import Job, ModelVersion, SynthesisRecord, Voice
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -204,6 +204,40 @@ def test_playground_fits_a_phone_with_the_code_open(
         page.get_by_role("tab", name=tab).click()
         assert page.evaluate(NO_SIDEWAYS_SCROLL), tab
     maybe_screenshot(page, "playground-code-phone")
+    context.close()
+    assert errors.errors == []
+
+
+def test_playground_model_choice_filters_the_voices_and_is_sent(
+    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice
+) -> None:
+    old = ModelVersion.objects.get()
+    second_version(old, model_id="joe-copy", version="1", status="active", display_name="Joe copy")
+    Voice.objects.create(voice_id="zed", name="Zed", language="en", model_id="joe-copy")
+    base = live_server_url
+    errors = PageErrors()
+    context, page = new_page(chromium, base, DESKTOP, errors)
+    page.goto(f"{base}/playground/")
+    offered = "Array.from(document.querySelectorAll('#pg-voice option:not([disabled])')).map(o => o.value)"
+    assert page.get_by_label("Model").input_value() == "en_US-joe-medium"
+    assert page.evaluate(offered) == ["joe"]
+    page.get_by_label("Model").select_option("joe-copy")
+    assert page.evaluate(offered) == ["zed"] and page.get_by_label("Voice").input_value() == "zed"
+    page.get_by_label("Text", exact=True).fill("The second model speaks.")
+    page.get_by_role("button", name="View code").click()
+    curl = page.locator("#code-curl").inner_text()
+    assert "/v1/text-to-speech/zed?" in curl and '"model_id":"joe-copy"' in curl
+    page.get_by_role("tab", name="Python").click()
+    assert 'model_id="joe-copy"' in page.locator("#code-python").inner_text()
+    page.get_by_role("button", name="▶ Play").click()
+    page.wait_for_function("window.playgroundStats.done || window.playgroundStats.error", timeout=120_000)
+    assert page.evaluate("window.playgroundStats.error") is None
+    item = SynthesisRecord.objects.get(tenant=tenant_a.tenant, source="playground")
+    assert (item.voice_id, item.model_id, item.status) == ("zed", "joe-copy", "success")
+    assert item.model_version_id != old.pk and item.audio
+    # Back to the first model: its voice again.
+    page.get_by_label("Model").select_option("en_US-joe-medium")
+    assert page.evaluate(offered) == ["joe"] and page.get_by_label("Voice").input_value() == "joe"
     context.close()
     assert errors.errors == []
 

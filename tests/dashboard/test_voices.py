@@ -38,8 +38,31 @@ def test_it_says_when_there_are_no_voices(tenant_a: TenantCtx, owner_a: Client) 
 
 def test_it_offers_the_tenants_voices_in_the_playground(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
     html = owner_a.get("/playground/").content.decode()
-    assert '<option value="joe">Joe (en)</option>' in html
+    assert '<option value="joe" data-model="en_US-joe-medium">Joe (en)</option>' in html
+    assert '<option value="en_US-joe-medium" selected>en_US-joe-medium</option>' in html
     assert 'data-output-format="pcm_22050"' in html and "/static/js/playground.js" in html
+
+
+def test_the_playground_offers_the_models_that_serve_the_tenants_voices(
+    tenant_a: TenantCtx, tenant_b: TenantCtx, owner_a: Client, joe: Voice
+) -> None:
+    from tests.fixtures import second_version
+    from tts.models import ModelVersion
+
+    old = ModelVersion.objects.get()
+    second_version(old, model_id="joe-copy", version="1", status="active", display_name="Joe copy")
+    second_version(old, model_id="beta-only", version="1", status="active")
+    second_version(old, model_id="joe-draft", version="1")  # not active: serves nothing
+    Voice.objects.create(voice_id="zed", name="Zed", language="en", model_id="joe-copy")
+    Voice.objects.create(voice_id="bea", name="Bea", language="en", model_id="beta-only", tenant=tenant_b.tenant)
+    Voice.objects.create(voice_id="dora", name="Dora", language="en", model_id="joe-draft")
+    html = owner_a.get("/playground/").content.decode()
+    models = html[html.index('id="pg-model"') : html.index("</select>", html.index('id="pg-model"'))]
+    assert '<option value="joe-copy">Joe copy (joe-copy)</option>' in models
+    assert '<option value="en_US-joe-medium" selected>' in models
+    assert "beta-only" not in models and "joe-draft" not in models  # another tenant's, and one no version serves
+    # Voices of the models not chosen are hidden until their model is.
+    assert '<option value="zed" data-model="joe-copy" hidden disabled>Zed (en)</option>' in html
 
 
 def test_voices_no_version_serves_are_not_offered(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:

@@ -1,7 +1,9 @@
-"""Admin for model versions: add from files (upload or model storage), activate, retire with a warning."""
+"""Admin for model versions: add from files (upload or model storage; Piper or Kokoro), activate, retire with a
+warning."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.contrib import admin, messages
@@ -12,14 +14,21 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from tts.inference.kokoro_model import KokoroSource
 from tts.models import ModelVersion, Voice
+from tts.services.kokoro_import import KOKORO_MODEL_ID, import_kokoro_voices
 from tts.services.model_import import (
     VoiceImportError,
     activate_model_version,
     import_piper_voice,
     retire_model_version,
 )
-from tts.services.model_storage import StoredUpload, store_uploaded_voice, stored_model_path
+from tts.services.model_storage import (
+    StoredUpload,
+    kokoro_voices_beside,
+    piper_config_beside,
+    store_uploaded_voice,
+)
 
 from .forms import ModelVersionChangeForm, ModelVersionImportForm
 
@@ -47,12 +56,36 @@ class ModelVersionAdmin(admin.ModelAdmin):
     search_fields = ("model_id",)
     form = ModelVersionChangeForm
     readonly_fields = (
-        "model_id", "version", "status", "model_path", "config_path", "sha256", "sample_rate", "num_speakers",
-        "options", "created_at", "activated_at",
+        "model_id",
+        "version",
+        "status",
+        "model_path",
+        "config_path",
+        "sha256",
+        "sample_rate",
+        "num_speakers",
+        "options",
+        "created_at",
+        "activated_at",
     )
     fields = (
-        "model_id", "version", "status", "display_name", "description", "languages", "engine", "device", "preload",
-        "model_path", "config_path", "sha256", "sample_rate", "num_speakers", "options", "created_at", "activated_at",
+        "model_id",
+        "version",
+        "status",
+        "display_name",
+        "description",
+        "languages",
+        "engine",
+        "device",
+        "preload",
+        "model_path",
+        "config_path",
+        "sha256",
+        "sample_rate",
+        "num_speakers",
+        "options",
+        "created_at",
+        "activated_at",
     )
     actions = ["activate", "retire"]
     delete_confirmation_template = "admin/tts/modelversion/delete_confirmation.html"
@@ -88,24 +121,40 @@ class ModelVersionAdmin(admin.ModelAdmin):
 
     def _import(self, request: HttpRequest, form: ModelVersionImportForm) -> ModelVersion | None:
         data = form.cleaned_data
+        kokoro = form.is_kokoro
         stored: StoredUpload | None = None
+        model_path: Path | None
+        beside: Path | None
         if data["model_file"]:
-            stored = store_uploaded_voice(data["model_file"], data["config_file"])
-            model_path, config_path = stored.model_path, stored.config_path
+            companion = data["voices_file"] if kokoro else data["config_file"]
+            stored = store_uploaded_voice(data["model_file"], companion, kokoro=kokoro)
+            model_path, beside = stored.model_path, stored.config_path
         else:
-            found = stored_model_path(data["stored_model"])
-            assert found is not None  # checked by the form
-            model_path, config_path = found, found.with_name(f"{found.name}.json")
+            model_path = form.stored_path()  # None: Kokoro from its installed packages
+            beside = None
+            if model_path is not None:
+                beside = kokoro_voices_beside(model_path) if kokoro else piper_config_beside(model_path)
         try:
-            result = import_piper_voice(
-                model_path,
-                config_path,
-                model_id=data["model_id"] or None,
-                voice_id=data["voice_id"] or None,
-                engine=data["engine"],
-                activate=data["activate"],
-                preload=data["preload"],
-            )
+            if kokoro:
+                source = KokoroSource(model_path, beside) if model_path is not None and beside is not None else None
+                result = import_kokoro_voices(
+                    model_id=data["model_id"] or KOKORO_MODEL_ID,
+                    voice_prefix=data["voice_id"] or None,
+                    activate=data["activate"],
+                    preload=data["preload"],
+                    source=source,
+                )
+            else:
+                assert model_path is not None  # checked by the form
+                result = import_piper_voice(
+                    model_path,
+                    beside,
+                    model_id=data["model_id"] or None,
+                    voice_id=data["voice_id"] or None,
+                    engine=data["engine"],
+                    activate=data["activate"],
+                    preload=data["preload"],
+                )
         except (VoiceImportError, DatabaseError) as exc:
             if stored is not None:
                 stored.discard()
@@ -116,8 +165,8 @@ class ModelVersionAdmin(admin.ModelAdmin):
         verb = "Imported" if result.created else "Already registered:"
         self.message_user(
             request,
-            f"{verb} {version.model_id} version {version.version} ({version.status}, {version.sample_rate} Hz, "
-            f"{version.num_speakers} speaker(s)); voices: {voices}.",
+            f"{verb} {version.model_id} version {version.version} ({version.status}, {version.engine}, "
+            f"{version.sample_rate} Hz, {version.num_speakers} speaker(s)); voices: {voices}.",
             messages.SUCCESS if result.created else messages.WARNING,
         )
         return version

@@ -30,7 +30,7 @@ from tts.services.history import history_for_tenant, history_item_delete, histor
 from tts.services.history_export import ExportError, history_archive_chunks, history_archive_size
 from tts.services.pagination import keyset_page
 from tts.services.voice_blends import voice_delete
-from tts.services.voices import active_model_versions_for_tenant, voice_get, voices_for_tenant
+from tts.services.voices import active_model_versions_for_tenant, voice_get, voices_served_for_tenant
 
 from .errors import ApiError
 from .fields import StrictCharField
@@ -99,7 +99,9 @@ class VoiceListApi(APIView):
     def get(self, request: Request) -> Response:
         tenant = request_tenant(request)
         language = request.query_params.get("language") or None
-        voices = [voice_json(v, tenant_id=tenant.pk) for v in voices_for_tenant(tenant, language=language)]
+        # Only voices an active version serves: one whose model has none would answer 503 (the admin still lists it).
+        served = voices_served_for_tenant(tenant, language=language)
+        voices = [voice_json(v, tenant_id=tenant.pk) for v in served]
         return Response({"voices": voices, "has_more": False, "total_count": len(voices)})
 
 

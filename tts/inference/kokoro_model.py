@@ -12,6 +12,10 @@ writes, once, into the platform's model directory:
 - ``kokoro-<sha256>.json``: vocabulary, sample rate, frame length, voice names;
 - ``kokoro-<sha256>.voices.npz``: the style tables (510 rows of 1x256 per voice).
 
+An operator's own Kokoro graph and voices ``.npz`` (``KokoroSource``, the
+admin's "Add model version") go through the same checks; a graph that already
+has its durations output is served where it lies.
+
 No Django here: the import service records the result on a model version.
 """
 
@@ -52,6 +56,8 @@ class KokoroFiles:
     #: SHA-256 of the assembled original graph (the package's ``model.sha256``).
     sha256: str
     voices: tuple[str, ...]
+    #: SHA-256 of the voices ``.npz``.
+    voices_sha256: str = ""
 
 
 def _data_file(name: str) -> bytes:
@@ -139,21 +145,30 @@ def add_duration_output(model: object) -> str:
     return tensor
 
 
-def _check_patched(original: bytes, patched_path: Path) -> None:
-    """The patched graph gives the original's audio and durations that account for all of it."""
+def _check_patched(original: bytes | str, patched_path: Path, style: np.ndarray) -> None:
+    """The patched graph gives the original's audio and durations that account for all of it.
+
+    ``style`` is one voice's table (510 x 1 x 256): a graph that cannot take it does not fit the voices.
+    """
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
-    style = np.load(io.BytesIO(_data_file("voices_ja.npz")))["jf_alpha"]
     tokens = np.array([[0, 53, 57, 56, 51, 0]], dtype=np.int64)  # "koni"
     feed = {
         "tokens": tokens,
         "style": np.asarray(style[3], dtype=np.float32).reshape(1, 256),
         "speed": np.array([1.0], dtype=np.float32),
     }
-    before = onnxruntime.InferenceSession(original, options, providers=["CPUExecutionProvider"]).run(None, feed)
-    after = onnxruntime.InferenceSession(str(patched_path), options, providers=["CPUExecutionProvider"]).run(None, feed)
+    try:
+        before = onnxruntime.InferenceSession(original, options, providers=["CPUExecutionProvider"]).run(None, feed)
+        after = onnxruntime.InferenceSession(str(patched_path), options, providers=["CPUExecutionProvider"]).run(
+            None, feed
+        )
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise KokoroModelError(f"the model does not run with these voices: {exc}") from exc
+    if len(after) < 2:
+        raise KokoroModelError("the graph gives no durations output")
     audio, durations = np.asarray(after[0]).reshape(-1), np.asarray(after[1]).reshape(-1)
     if len(durations) != tokens.shape[1]:
         raise KokoroModelError(f"durations has {len(durations)} entries for {tokens.shape[1]} tokens")
@@ -163,36 +178,117 @@ def _check_patched(original: bytes, patched_path: Path) -> None:
         raise KokoroModelError("the patched graph's audio differs from the original's")
 
 
-def prepare_kokoro_files(dest_dir: str | Path) -> KokoroFiles:
-    """The served Kokoro files in ``dest_dir``, written once (reused when already there)."""
+def read_voices(blob: bytes) -> dict[str, np.ndarray]:
+    """The style tables of a voices ``.npz``: each voice ``(510, 1, 256)``, else ``KokoroModelError``."""
+    try:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+            tables = {name: np.asarray(npz[name]) for name in npz.files}
+    except Exception as exc:  # zipfile, pickle and value errors: not an npz of arrays
+        raise KokoroModelError(f"not a Kokoro voices file (.npz of style tables): {exc}") from exc
+    if not tables:
+        raise KokoroModelError("the voices file holds no voice")
+    for name, table in tables.items():
+        if table.shape != (MAX_TOKENS, 1, 256):
+            raise KokoroModelError(f"voice {name} has style shape {table.shape}, not ({MAX_TOKENS}, 1, 256)")
+    return tables
+
+
+@dataclass(frozen=True)
+class KokoroSource:
+    """Kokoro files an operator gives (instead of the installed packages): a graph and its voices."""
+
+    #: A Kokoro ``.onnx`` (inputs tokens, style, speed), as published or already with its durations output.
+    model_path: Path
+    #: Its voices: an ``.npz`` of style tables, one per voice name.
+    voices_path: Path
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _served_graph(source: Path, dest: Path, style: np.ndarray) -> tuple[Path, str]:
+    """The graph to serve for ``source`` and the source's SHA-256: the file itself when it already has
+    its durations output, else a checked copy with it in ``dest``."""
+    import onnxruntime
+
+    sha256 = _file_sha256(source)
+    try:
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = 1
+        session = onnxruntime.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise KokoroModelError(f"{source.name} is not a loadable ONNX model: {exc}") from exc
+    inputs = {i.name for i in session.get_inputs()}
+    missing = {"tokens", "style", "speed"} - inputs
+    if missing:
+        raise KokoroModelError(f"{source.name} is not a Kokoro graph: missing inputs {', '.join(sorted(missing))}")
+    if DURATIONS_OUTPUT in {o.name for o in session.get_outputs()}:
+        del session
+        _check_patched(str(source), source, style)
+        return source, sha256
+    del session
+    served = dest / f"kokoro-{sha256}.onnx"
+    if not served.is_file():
+        _write_patched(source.read_bytes(), served, style)
+    return served, sha256
+
+
+def _write_patched(original: bytes, model_path: Path, style: np.ndarray) -> None:
+    import onnx
+
+    try:
+        model = onnx.load_from_string(original)
+    except Exception as exc:  # protobuf's DecodeError and the like
+        raise KokoroModelError(f"not an ONNX model: {exc}") from exc
+    tensor = add_duration_output(model)
+    fd, tmp = tempfile.mkstemp(dir=model_path.parent, prefix=f".{model_path.name}.")
+    os.close(fd)
+    try:
+        onnx.save(model, tmp)
+        _check_patched(original, Path(tmp), style)
+        os.replace(tmp, model_path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    logger.info("wrote %s with duration output from %s", model_path, tensor)
+
+
+def prepare_kokoro_files(dest_dir: str | Path, source: KokoroSource | None = None) -> KokoroFiles:
+    """The served Kokoro files in ``dest_dir``, written once (reused when already there).
+
+    From the installed packages, or from ``source`` (an operator's graph and voices, given the same
+    checks). Voices other than the package's are stored under their own hash beside the graph's.
+    """
     dest = Path(dest_dir)
     dest.mkdir(parents=True, exist_ok=True)
-    sha256 = package_sha256()
-    model_path = dest / f"kokoro-{sha256}.onnx"
-    config_path = dest / f"kokoro-{sha256}.json"
-    voices_path = dest / f"kokoro-{sha256}.voices.npz"
-    voices_blob = _data_file("voices_ja.npz")
-    with np.load(io.BytesIO(voices_blob)) as npz:
-        voices = tuple(npz.files)
-        for name in voices:
-            if npz[name].shape != (MAX_TOKENS, 1, 256):
-                raise KokoroModelError(f"voice {name} has style shape {npz[name].shape}, not ({MAX_TOKENS}, 1, 256)")
-    if not model_path.is_file():
-        import onnx
-
-        original, sha256 = assemble_graph()
-        model = onnx.load_from_string(original)
-        tensor = add_duration_output(model)
-        fd, tmp = tempfile.mkstemp(dir=dest, prefix=f".{model_path.name}.")
-        os.close(fd)
+    package_voices = _data_file("voices_ja.npz")
+    if source is None:
+        voices_blob = package_voices
+    else:
         try:
-            onnx.save(model, tmp)
-            _check_patched(original, Path(tmp))
-            os.replace(tmp, model_path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        logger.info("wrote %s with duration output from %s", model_path, tensor)
+            voices_blob = Path(source.voices_path).read_bytes()
+        except OSError as exc:
+            raise KokoroModelError(f"cannot read the voices file: {exc}") from exc
+    tables = read_voices(voices_blob)
+    voices = tuple(tables)
+    style = tables.get("jf_alpha", tables[voices[0]])
+    if source is None:
+        sha256 = package_sha256()
+        model_path = dest / f"kokoro-{sha256}.onnx"
+        if not model_path.is_file():
+            original, sha256 = assemble_graph()
+            _write_patched(original, model_path, style)
+    else:
+        model_path, sha256 = _served_graph(Path(source.model_path), dest, style)
+    voices_sha256 = hashlib.sha256(voices_blob).hexdigest()
+    stem = f"kokoro-{sha256}" if voices_blob == package_voices else f"kokoro-{sha256}-{voices_sha256[:12]}"
+    config_path = dest / f"{stem}.json"
+    voices_path = dest / f"{stem}.voices.npz"
     if not voices_path.is_file():
         _write_atomic(voices_path, voices_blob)
     config = {
@@ -204,8 +300,8 @@ def prepare_kokoro_files(dest_dir: str | Path) -> KokoroFiles:
         "vocab": json.loads(_data_file("vocab.json"))["vocab"],
         "voices": list(voices),
         "voices_file": voices_path.name,
-        "voices_sha256": hashlib.sha256(voices_blob).hexdigest(),
+        "voices_sha256": voices_sha256,
         "language": "ja",
     }
     _write_atomic(config_path, json.dumps(config, ensure_ascii=False, indent=1).encode())
-    return KokoroFiles(model_path, config_path, voices_path, sha256, voices)
+    return KokoroFiles(model_path, config_path, voices_path, sha256, voices, voices_sha256)

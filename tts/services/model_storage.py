@@ -3,8 +3,8 @@
 Uploads land in ``VAR_DIR/models/uploads/<sha256>/`` under their own names
 (so the import derives the same model id as ``import_piper_voice`` would from
 the file), written under a temporary name and renamed, so a half-received file
-is never seen. Registration itself is ``model_import.import_piper_voice``:
-this module only places files.
+is never seen. Registration itself is ``model_import.import_piper_voice`` (or
+``kokoro_import.import_kokoro_voices``): this module only places files.
 """
 
 from __future__ import annotations
@@ -34,19 +34,39 @@ def model_storage_dir() -> Path:
     return Path(settings.VAR_DIR) / "models"
 
 
+def piper_config_beside(model: Path) -> Path:
+    """Where a stored Piper model's config lies: ``<name>.onnx.json``."""
+    return Path(f"{model}.json")
+
+
+def kokoro_voices_beside(model: Path) -> Path:
+    """Where a stored Kokoro graph's voices lie: ``<stem>.voices.npz`` (as the platform writes its own)."""
+    return model.with_name(f"{model.stem}.voices.npz")
+
+
 def stored_voice_models() -> list[Path]:
     """Piper voices already on the server: every ``*.onnx`` in model storage with its ``.onnx.json`` beside it."""
     root = model_storage_dir()
     if not root.is_dir():
         return []
-    return sorted(p for p in root.rglob("*.onnx") if p.is_file() and Path(f"{p}.json").is_file())
+    return sorted(p for p in root.rglob("*.onnx") if p.is_file() and piper_config_beside(p).is_file())
 
 
-def stored_model_path(relative: str) -> Path | None:
-    """``relative`` (as offered by ``stored_voice_models``) resolved inside model storage, else None."""
+def stored_kokoro_models() -> list[Path]:
+    """Kokoro graphs already on the server: every ``*.onnx`` in model storage with ``<stem>.voices.npz`` beside it."""
+    root = model_storage_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*.onnx") if p.is_file() and kokoro_voices_beside(p).is_file())
+
+
+def stored_model_path(relative: str, *, kokoro: bool = False) -> Path | None:
+    """``relative`` (as offered by ``stored_voice_models``, or ``stored_kokoro_models`` when ``kokoro``)
+    resolved inside model storage, else None."""
     root = model_storage_dir().resolve()
     candidate = (root / relative).resolve()
-    if not candidate.is_relative_to(root) or candidate not in {p.resolve() for p in stored_voice_models()}:
+    offered = stored_kokoro_models() if kokoro else stored_voice_models()
+    if not candidate.is_relative_to(root) or candidate not in {p.resolve() for p in offered}:
         return None
     return candidate
 
@@ -96,8 +116,9 @@ def _place(tmp: Path, dest: Path, sha: str, added: list[Path]) -> Path:
     return dest
 
 
-def store_uploaded_voice(model: UploadedFileLike, config: UploadedFileLike) -> StoredUpload:
-    """Place an uploaded model and its config in model storage, the config as ``<model>.json``."""
+def store_uploaded_voice(model: UploadedFileLike, config: UploadedFileLike, *, kokoro: bool = False) -> StoredUpload:
+    """Place an uploaded model and its companion in model storage: a Piper config as ``<model>.json``,
+    Kokoro voices (``kokoro``) as ``<stem>.voices.npz``, where the stored lists find them."""
     uploads = model_storage_dir() / "uploads"
     uploads.mkdir(parents=True, exist_ok=True)
     model_tmp, model_sha = _receive(model, uploads)
@@ -109,5 +130,6 @@ def store_uploaded_voice(model: UploadedFileLike, config: UploadedFileLike) -> S
     folder.mkdir(exist_ok=True)
     added: list[Path] = []
     model_path = _place(model_tmp, folder / name, model_sha, added)
-    config_path = _place(config_tmp, folder / f"{name}.json", config_sha, added)
+    beside = kokoro_voices_beside(model_path) if kokoro else piper_config_beside(model_path)
+    config_path = _place(config_tmp, beside, config_sha, added)
     return StoredUpload(model_path=model_path, config_path=config_path, added=added)

@@ -26,8 +26,8 @@ def voices_for_tenant(tenant: Tenant, *, language: str | None = None) -> QuerySe
 
 
 def voice_languages(tenant: Tenant) -> list[str]:
-    """The primary languages of the voices this tenant may use, for a filter."""
-    codes = voices_for_tenant(tenant).values_list("language", flat=True).distinct()
+    """The primary languages of the voices this tenant may speak with now, for a filter."""
+    codes = voices_served_for_tenant(tenant).values_list("language", flat=True).distinct()
     return sorted({code.lower().replace("_", "-").split("-")[0] for code in codes if code})
 
 
