@@ -10,7 +10,7 @@ equal the characters its rows say were charged.
 
 Usage::
 
-    .venv/bin/python bench/bench_soak.py --requests 10000
+    .venv/bin/python bench/bench_soak.py --requests 10000 --clients 2
     .venv/bin/python bench/bench_soak.py --requests 2000 --markdown out.md
 """
 
@@ -24,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -99,6 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--clients", type=int, default=1, help="clients sending at once (each waits for its answer)")
     args = parser.parse_args()
     var = tempfile.mkdtemp(prefix="bench-soak-")
     env = {
@@ -141,7 +143,6 @@ def main() -> None:
             stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
-    rng = random.Random(7)
     outcomes: dict[str, int] = {}
     warm_rss = 0.0
     samples: list[tuple[int, float]] = []
@@ -153,17 +154,35 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        with httpx.Client(timeout=120) as client:
-            for i in range(args.requests):
-                outcome = one(client, base, key, i, rng)
-                outcomes[outcome] = outcomes.get(outcome, 0) + 1
-                if i + 1 == max(1, args.requests // 10):
-                    warm_rss = rss_mb(server.pid)
-                if (i + 1) % max(1, args.requests // 20) == 0:
-                    # Progress, and the memory curve between the two figures that are judged.
-                    samples.append((i + 1, rss_mb(server.pid)))
-                    elapsed = time.monotonic() - started
-                    print(f"{i + 1} requests, {elapsed:.0f} s, RSS {samples[-1][1]:.0f} MB", flush=True)
+        lock = threading.Lock()
+        indices = iter(range(args.requests))
+        done = 0
+
+        def client_loop() -> None:
+            nonlocal done, warm_rss
+            with httpx.Client(timeout=120) as client:
+                while True:
+                    with lock:
+                        i = next(indices, None)
+                    if i is None:
+                        return
+                    outcome = one(client, base, key, i, random.Random(i))
+                    with lock:
+                        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+                        done += 1
+                        if done == max(1, args.requests // 10):
+                            warm_rss = rss_mb(server.pid)
+                        if done % max(1, args.requests // 20) == 0:
+                            # Progress, and the memory curve between the two figures that are judged.
+                            samples.append((done, rss_mb(server.pid)))
+                            elapsed = time.monotonic() - started
+                            print(f"{done} requests, {elapsed:.0f} s, RSS {samples[-1][1]:.0f} MB", flush=True)
+
+        threads = [threading.Thread(target=client_loop) for _ in range(args.clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         time.sleep(2)  # dropped streams finish their records
         end_rss = rss_mb(server.pid)
     finally:
@@ -177,7 +196,8 @@ def main() -> None:
     drift = (end_rss - warm_rss) / warm_rss * 100 if warm_rss else 0.0
     text = "\n".join(
         [
-            f"Soak: {args.requests} requests in {time.monotonic() - started:.0f} s ({os.cpu_count()} cores, SQLite)",
+            f"Soak: {args.requests} requests from {args.clients} client(s) in {time.monotonic() - started:.0f} s "
+            f"({os.cpu_count()} cores, SQLite)",
             "",
             "| | |",
             "|---|---|",
