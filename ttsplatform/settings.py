@@ -292,6 +292,11 @@ TTS_JOB_MAX_ITEMS = env_int("TTS_JOB_MAX_ITEMS", 5000, minimum=1)
 # A running job whose worker has not reported for this long is taken over (or failed).
 TTS_JOB_STALE_AFTER_S = env_int("TTS_JOB_STALE_AFTER_S", 300, minimum=1)
 TTS_JOB_MAX_ATTEMPTS = env_int("TTS_JOB_MAX_ATTEMPTS", 3, minimum=1)
+# A queued job that could start but was not claimed this long after its message was
+# sent (the broker lost it) is sent again by the reaper; at most this many per pass
+# (and when a worker starts).
+TTS_JOB_REDISPATCH_AFTER_S = env_int("TTS_JOB_REDISPATCH_AFTER_S", 300, minimum=1)
+TTS_JOB_REDISPATCH_MAX = env_int("TTS_JOB_REDISPATCH_MAX", 500, minimum=0)
 
 # --- operations: model lifecycle, metrics ----------------------------------
 
