@@ -10,9 +10,10 @@ class TtsConfig(AppConfig):
     def ready(self) -> None:
         from infra.lookup_cache import clear_lookup_caches_on_change
 
-        from .services.model_lifecycle import connect_worker_signals
+        from .services import job_runner, model_lifecycle
 
-        connect_worker_signals()
+        model_lifecycle.connect_worker_signals()
+        job_runner.connect_worker_signals()
         # Voices, active versions and tenants' default dictionaries are cached per process
         # (infra/lookup_cache.py).
         clear_lookup_caches_on_change(

@@ -209,6 +209,9 @@ class Job(models.Model):
     cancel_requested = models.BooleanField(default=False)
     claim_token = models.CharField(max_length=36, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # When a message for the job was last handed to a runner (job_runner.job_dispatch);
+    # the reaper re-sends a job still queued long after it (a message the broker lost).
+    dispatched_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     error_code = models.CharField(max_length=64, blank=True)
     error_message = models.TextField(blank=True)

@@ -10,12 +10,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ttsplatform.settings")
 django_asgi_app = get_http_application()
 
 from ttsplatform.body_limit import BodyLimitASGI, install_daphne_bound  # noqa: E402
+from ttsplatform.send_bound import install_daphne_send_bound  # noqa: E402
 from ttsplatform.ws_flood import install_daphne_message_bound  # noqa: E402
 
 # daphne imports this module before it listens: from here on its requests refuse
-# oversized bodies while they arrive (docs/limits.md).
+# oversized bodies while they arrive, and a slow reader pauses its stream (docs/limits.md).
 install_daphne_bound()
 install_daphne_message_bound()
+install_daphne_send_bound()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

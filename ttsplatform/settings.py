@@ -292,6 +292,11 @@ TTS_JOB_MAX_ITEMS = env_int("TTS_JOB_MAX_ITEMS", 5000, minimum=1)
 # A running job whose worker has not reported for this long is taken over (or failed).
 TTS_JOB_STALE_AFTER_S = env_int("TTS_JOB_STALE_AFTER_S", 300, minimum=1)
 TTS_JOB_MAX_ATTEMPTS = env_int("TTS_JOB_MAX_ATTEMPTS", 3, minimum=1)
+# A queued job that could start but was not claimed this long after its message was
+# sent (the broker lost it) is sent again by the reaper; at most this many per pass
+# (and when a worker starts).
+TTS_JOB_REDISPATCH_AFTER_S = env_int("TTS_JOB_REDISPATCH_AFTER_S", 300, minimum=1)
+TTS_JOB_REDISPATCH_MAX = env_int("TTS_JOB_REDISPATCH_MAX", 500, minimum=0)
 
 # --- operations: model lifecycle, metrics ----------------------------------
 
@@ -365,6 +370,12 @@ TTS_WS_MAX_BUFFER_CHARS = env_int("TTS_WS_MAX_BUFFER_CHARS", 20_000, minimum=100
 # Messages a stream-input connection may send per second (bursts of twice as many); past it the
 # socket is closed (too_many_messages, 4008): tiny frames in a flood cost the shared event loop.
 TTS_WS_MAX_MESSAGES_PER_S = env_int("TTS_WS_MAX_MESSAGES_PER_S", 100, minimum=1)
+# A connection whose client reads slower than the server writes (or not at all) holds at most
+# this many bytes queued in the server (ttsplatform/send_bound.py): past it the stream pauses,
+# synthesis with it, until half went out; 0 = no bound. A connection paused this long is
+# aborted, its run cancelled with the unspoken characters refunded.
+TTS_STREAM_MAX_UNSENT_BYTES = env_int("TTS_STREAM_MAX_UNSENT_BYTES", 1024 * 1024, minimum=0)
+TTS_STREAM_SEND_TIMEOUT_S = env_int("TTS_STREAM_SEND_TIMEOUT_S", 60, minimum=1)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long

@@ -143,7 +143,7 @@ def test_it_resumes_from_the_last_finished_chunk(
     job.refresh_from_db()
     assert (job.status, job.done_chunks) == ("running", 2)
     assert job_run(job.pk) == "skipped"  # a redelivered task while the claim is fresh
-    assert jobs_reap_stale() == {"requeued": 0, "failed": 0, "cancelled": 0}
+    assert jobs_reap_stale() == {"requeued": 0, "failed": 0, "cancelled": 0, "redispatched": 0}
 
     Job.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - dt.timedelta(hours=1))
     assert jobs_reap_stale()["requeued"] == 1

@@ -1,7 +1,8 @@
 """Jobs on real Celery worker processes with the real Redis broker and PostgreSQL:
-a 20,000-character job, cancel with progress over WebSocket, and a worker
+a 20,000-character job, cancel with progress over WebSocket, a worker
 SIGKILLed mid-job whose job another worker resumes without losing or
-repeating audio."""
+repeating audio, and jobs whose broker messages were lost sent again by a
+starting worker and by the reaper."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from django.test import TestCase
 from accounts.models import Usage
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
-from tests.jobs.conftest import long_text, wait_job
+from tests.jobs.conftest import _clear_broker, long_text, wait_job
 from tts.models import Job, Voice
 from tts.routing import websocket_urlpatterns
 from ttsplatform.celery import app
@@ -154,4 +155,29 @@ def test_it_resumes_a_job_after_its_worker_is_killed(
     # would move the length by a whole chunk (>= 20 s here), far past this.
     chunk_s = reference.audio_seconds / reference.total_chunks
     assert abs(len(samples) - len(ref_samples)) / rate < chunk_s / 2
+    assert spent(big_tenant) == 2 * len(text)
+
+
+def test_lost_messages_are_sent_again_at_worker_start_and_by_the_reaper(
+    big_tenant: TenantCtx, joe: Voice, celery_worker_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "The broker lost this job's message, and a worker sent it again."
+    orphan = submit(big_tenant, text)  # sent to the broker; no worker runs yet
+    _clear_broker()  # the broker restarts empty: the message is gone
+    worker = celery_worker_factory({"TTS_JOB_REDISPATCH_AFTER_S": "1"})
+    orphan = wait_job(orphan.pk, lambda j: j.status in FINISHED, timeout=120)
+    assert orphan.status == "succeeded" and orphan.attempts == 1, (orphan.error_code, worker.log()[-3000:])
+    assert "sending it again (a worker started)" in worker.log()
+    samples, rate = job_audio(big_tenant, orphan)
+    assert_speech(samples, rate, expected_rate=16000, text=text)
+
+    # A message lost on its way while the worker runs: only the reaper can find it.
+    monkeypatch.setattr("tts.services.jobs.job_dispatch", lambda job_id: None)
+    lost = submit(big_tenant, text)
+    time.sleep(1.5)
+    assert Job.objects.get(pk=lost.pk).status == "queued"
+    app.send_task("tts.tasks.reap_stale_jobs")  # what beat sends every minute
+    lost = wait_job(lost.pk, lambda j: j.status in FINISHED, timeout=120)
+    assert lost.status == "succeeded" and lost.attempts == 1 and lost.dispatched_at is not None
+    assert f"job {lost.pk}: still queued" in worker.log() and "(the reaper)" in worker.log()
     assert spent(big_tenant) == 2 * len(text)

@@ -14,6 +14,12 @@ waiting tenant's with the smallest; a tenant that had nothing waiting joins
 at the current time, so it neither jumps ahead by its idle past nor waits
 behind what others queued while it was idle.
 
+A task's engine call may queue several pieces of work in the engine's pool
+(the ONNX engine's windows of a sentence, most of them still queued when the
+task returns its first piece); they are queued under the task's tenant
+(``work_pool.work_key``), and the pool too serves tenants in turn within a
+priority, so tenant A's queued windows do not run ahead of B's next one.
+
 The engine's own slots (``PiperOnnxEngine.concurrency``) still bound how many
 calls run on one model at once; the workers here are as many as the cores, so
 they never leave a core idle that the engine could use.
@@ -30,6 +36,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tts.inference.work_pool import work_key
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -42,6 +50,7 @@ class _Stopped(Exception):
 @dataclass
 class _Task:
     future: Future[Any]
+    key: Hashable
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
@@ -70,7 +79,7 @@ class FairScheduler:
             if key not in self._queues:
                 self._vtime[key] = max(self._vtime.get(key, 0), self._now)
                 self._queues[key] = deque()
-            self._queues[key].append(_Task(future, fn, args, kwargs))
+            self._queues[key].append(_Task(future, key, fn, args, kwargs))
             self._cond.notify()
         return future
 
@@ -153,7 +162,9 @@ class FairScheduler:
             if not task.future.set_running_or_notify_cancel():
                 continue  # cancelled just now
             try:
-                result = task.fn(*task.args, **task.kwargs)
+                # The engine's pool queues the windows this task submits under the same tenant.
+                with work_key(task.key):
+                    result = task.fn(*task.args, **task.kwargs)
             except BaseException as exc:
                 task.future.set_exception(exc)
             else:

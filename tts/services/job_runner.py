@@ -19,7 +19,9 @@ history, billing and release all go through that one owner.
 
 Handing jobs to whatever runs them lives here too: a Celery worker through
 the broker, or (with no broker) a server thread plus a housekeeping thread
-that stands in for beat's reaper and picks up orphans a restart left.
+that stands in for beat's reaper and picks up orphans a restart left. Each
+send records ``dispatched_at``; a job still queued long after it (its message
+lost with the broker) is sent again by the reaper and when a worker starts.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from django.db import OperationalError, close_old_connections, connections, tran
 from django.db.models import F, Q
 from django.utils import timezone
 
+from accounts.models import Tenant
 from accounts.quota import Reservation
 from accounts.ratelimit import LimitExceeded
 from tts.audio.formats import UnknownFormatError, parse_elevenlabs_format
@@ -381,8 +384,10 @@ def _segments_done(job: Job) -> int:
 
 
 def jobs_reap_stale(now: dt.datetime | None = None) -> dict[str, int]:
-    """Jobs whose worker stopped reporting: requeue them (they resume), or fail them with the reason."""
-    counts = {"requeued": 0, "failed": 0, "cancelled": 0}
+    """Jobs whose worker stopped reporting: requeue them (they resume), or fail them with the reason.
+    Then jobs left queued: send again those whose message was lost (``jobs_redispatch``), fail
+    those that spent every attempt (``jobs_fail_unstartable``)."""
+    counts = {"requeued": 0, "failed": 0, "cancelled": 0, "redispatched": 0}
     stale = Job.objects.filter(status=Job.Status.RUNNING, heartbeat_at__lt=_stale_before(now))
     for job in stale.defer("plan"):
         token = job.claim_token
@@ -402,7 +407,88 @@ def jobs_reap_stale(now: dt.datetime | None = None) -> dict[str, int]:
             logger.warning("job %s: worker stopped reporting; requeued to resume", job.pk)
             job_dispatch(job.pk)
             counts["requeued"] += 1
+    counts["failed"] += jobs_fail_unstartable()
+    redispatch_before = (now or timezone.now()) - dt.timedelta(seconds=settings.TTS_JOB_REDISPATCH_AFTER_S)
+    counts["redispatched"] = jobs_redispatch(dispatched_before=redispatch_before, reason="the reaper")
     return counts
+
+
+def jobs_redispatch(*, dispatched_before: dt.datetime, reason: str, limit: int | None = None) -> int:
+    """Send again the queued jobs that could start now but whose last message is older than
+    ``dispatched_before``: a broker that lost its messages (a restart without persistence,
+    a flushed queue) must not leave a job queued forever.
+
+    Only jobs a worker may claim now are sent: per tenant, its oldest waiting jobs, as many
+    as it has free places (``job_slots``); the others wait for ``job_start_next``. Each
+    send is taken by one conditional update of ``dispatched_at``, so two reapers or
+    workers starting together send a job once, and a job is sent again only after another
+    ``dispatched_before`` interval. A duplicate message is harmless: claims are token-based
+    and a second one finds the job taken (``skipped``). Returns the number sent.
+    """
+    limit = settings.TTS_JOB_REDISPATCH_MAX if limit is None else limit
+    stale_before = _stale_before()
+    waiting = Job.objects.filter(
+        status=Job.Status.QUEUED, cancel_requested=False, attempts__lt=settings.TTS_JOB_MAX_ATTEMPTS
+    )
+    long_ago = Q(dispatched_at__lt=dispatched_before) | Q(dispatched_at__isnull=True, created_at__lt=dispatched_before)
+    tenants = waiting.filter(long_ago).order_by().values_list("tenant_id", flat=True).distinct()
+    sent = 0
+    for tenant_id in list(tenants):
+        cap = Tenant.objects.filter(pk=tenant_id).values_list("plan__max_running_jobs", flat=True).first() or 0
+        running = Job.objects.filter(
+            tenant_id=tenant_id, status=Job.Status.RUNNING, heartbeat_at__gte=stale_before
+        ).count()
+        heads = waiting.filter(tenant_id=tenant_id).order_by("created_at", "pk")[: max(0, cap - running)]
+        for job in heads.only("pk", "dispatched_at", "created_at"):
+            if sent >= limit:
+                return sent
+            last = job.dispatched_at or job.created_at
+            if last >= dispatched_before:
+                continue  # its message is recent: a worker may just be busy
+            unchanged = Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED, dispatched_at=job.dispatched_at)
+            if not unchanged.update(dispatched_at=timezone.now()):
+                continue  # another reaper or worker sent it just now
+            logger.warning("job %s: still queued, last sent %s; sending it again (%s)", job.pk, last, reason)
+            job_dispatch(job.pk)
+            sent += 1
+    return sent
+
+
+def jobs_fail_unstartable() -> int:
+    """Queued jobs that spent every attempt (the engine was busy each time they were claimed)
+    can never be claimed again: finish them as failed, the reservation refunded."""
+    failed = 0
+    spent_all = Job.objects.filter(status=Job.Status.QUEUED, attempts__gte=settings.TTS_JOB_MAX_ATTEMPTS)
+    for job in spent_all.defer("plan"):
+        message = f"The job could not be run in {job.attempts} attempts; giving up."
+        if job_finish(job, token="", status=Job.Status.FAILED, error_code="worker_lost", message=message):
+            failed += 1
+    return failed
+
+
+def jobs_redispatch_at_worker_start() -> int:
+    """Once, when a Celery worker is ready: send again the jobs queued before it started
+    whose messages a broker loss may have taken (bounded by ``TTS_JOB_REDISPATCH_MAX``)."""
+    try:
+        close_old_connections()
+        return jobs_redispatch(dispatched_before=_process_started, reason="a worker started")
+    finally:
+        connections.close_all()
+
+
+def connect_worker_signals() -> None:
+    """Celery workers pick up the orphans of a lost broker when they start."""
+    from celery.signals import worker_ready
+
+    def _on_ready(**_: object) -> None:
+        global _process_started
+        _process_started = timezone.now()
+        try:
+            jobs_redispatch_at_worker_start()
+        except Exception:
+            logger.warning("could not re-send the queued jobs at worker start", exc_info=True)
+
+    worker_ready.connect(_on_ready, weak=False)
 
 
 def reservation_of(job: Job) -> Reservation:
@@ -449,9 +535,7 @@ def _housekeeping() -> None:
             close_old_connections()
             jobs_reap_stale()
             if not orphans_checked:
-                orphans = Job.objects.filter(status=Job.Status.QUEUED, created_at__lt=_process_started)
-                for job_id in orphans.values_list("pk", flat=True):
-                    job_dispatch(job_id)
+                jobs_redispatch(dispatched_before=_process_started, reason="the server started")
                 orphans_checked = True
         except Exception:
             logger.warning("job housekeeping failed; trying again in %d s", interval, exc_info=True)
@@ -463,6 +547,7 @@ def _housekeeping() -> None:
 def job_dispatch(job_id: uuid.UUID) -> None:
     """Hand the job to a runner: a Celery worker through the broker, or a server thread."""
     global _executor
+    Job.objects.filter(pk=job_id).update(dispatched_at=timezone.now())
     if settings.TTS_JOB_RUNNER == "celery":
         # The project's app (ttsplatform/celery.py, loaded with the settings) is the current one.
         current_app.send_task("tts.tasks.run_job", args=[str(job_id)])

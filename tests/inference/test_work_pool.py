@@ -1,0 +1,44 @@
+"""The engine's work pool serves keys (tenants) in turn within a priority: windows one
+tenant's stream already queued do not run ahead of another tenant's next one."""
+
+from __future__ import annotations
+
+import threading
+
+from tts.inference.work_pool import WorkPool, work_key
+
+FIRST, LATER = 0, 1
+
+
+def run_order(submissions: list[tuple[str, int]]) -> list[str]:
+    """Queue ``(name, priority)`` tasks behind a running one on a one-worker pool; the order they ran in."""
+    pool = WorkPool(1, name="test-pool")
+    release = threading.Event()
+    order: list[str] = []
+    try:
+        blocker = pool.submit(release.wait)
+        futures = []
+        for name, priority in submissions:
+            with work_key(name[0]):  # the tenant is the name's first letter, as the engine scheduler sets it
+                futures.append(pool.submit(lambda name=name: order.append(name), priority=priority))
+        release.set()
+        blocker.result(timeout=5)
+        for future in futures:
+            future.result(timeout=5)
+    finally:
+        pool.close()
+    return order
+
+
+def test_a_tenants_queued_windows_do_not_run_ahead_of_anothers() -> None:
+    a_windows = [(f"a{i}", LATER) for i in range(6)]
+    order = run_order([*a_windows, ("b0", LATER), ("b1", LATER)])
+    # Before: a0..a5, then b0, b1. In turn: b's first window is next after one of a's.
+    assert order == ["a0", "b0", "a1", "b1", "a2", "a3", "a4", "a5"]
+
+
+def test_priority_still_comes_first_and_one_tenant_keeps_its_order() -> None:
+    order = run_order([("a0", LATER), ("a1", LATER), ("b0", LATER), ("a2", FIRST), ("b1", FIRST)])
+    # FIRST before LATER; within FIRST, b (one task queued so far) before a's third.
+    assert order == ["b1", "a2", "a0", "b0", "a1"]
+    assert run_order([(f"a{i}", LATER) for i in range(5)]) == [f"a{i}" for i in range(5)]
