@@ -556,18 +556,18 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     # writes it. A whole-file request, and the later sentences of known text
     # (ready long before their turn to play), take the engine's cheapest
     # whole-sentence path: windows cost about a quarter more engine time.
-    windows = not run.whole and _decodes_in_windows(engine)
+    windowed = not run.whole and _decodes_in_windows(engine)
     silence = settings.TTS_SENTENCE_SILENCE_MS
     # Known text on an engine that runs several syntheses at once: the next
     # segments are synthesized while this one is sent (at most that many ahead).
     ahead = 1 if live else max(1, int(getattr(engine, "concurrency", 1)))
     limit = audio_seconds_limit(run.request.tenant.plan)
-    for index, segment, done in _synthesize_ahead(run, engine, ahead, silence, first_inline=windows):
+    for index, segment, done in _synthesize_ahead(run, engine, ahead, silence, first_inline=windowed):
         stop_if_aborted()
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         tenant = run.request.tenant.pk
-        if windows and done is None and (live or index == 0):
+        if windowed and done is None and (live or index == 0):
             timing = SegmentTiming()
             params = _params_for(run, engine, segment, index)
             # On the timeline as soon as the segment's timing is whole: before its
