@@ -14,8 +14,8 @@ Usage (same environment as bench/bench_cache.py)::
 
     .venv/bin/python bench/profile_cache_hit.py --requests 2000
     DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/profile_cache_hit.py
-    py-spy record -r 1000 --format raw -o /tmp/hit.txt -- .venv/bin/python bench/profile_cache_hit.py --requests 3000
-    .venv/bin/python bench/profile_cache_hit.py --summarize /tmp/hit.txt
+    py-spy record -r 1000 --format raw -o hit.txt -- .venv/bin/python bench/profile_cache_hit.py --requests 3000
+    .venv/bin/python bench/profile_cache_hit.py --summarize hit.txt
 """
 
 from __future__ import annotations
