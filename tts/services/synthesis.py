@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from accounts.quota import QuotaExceeded, Reservation, audio_seconds_limit, reserve_characters
 from accounts.ratelimit import LimitExceeded
+from infra.lean_insert import insert
 from tts.audio.encode import make_encoder
 from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
 from tts.models import ModelVersion, SynthesisRecord, Voice
@@ -197,7 +198,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
             _answer_from_cache(run, cached)
         # One transaction, one commit: the record and the characters it spends.
         with transaction.atomic():
-            record.save(force_insert=True)
+            insert(record)  # record.save(force_insert=True), its INSERT built once (infra/lean_insert.py)
             run.reservation = reserve_characters(tenant=req.tenant, characters=run.characters)
     except QuotaExceeded as exc:
         admission.release()
