@@ -9,6 +9,11 @@ from ttsplatform.handler import get_http_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ttsplatform.settings")
 django_asgi_app = get_http_application()
 
+from infra.malloc_tuning import tune_malloc_from_settings  # noqa: E402
+
+# Before the request, engine and lifecycle threads allocate: few malloc arenas (docs/operations.md).
+tune_malloc_from_settings()
+
 from ttsplatform.body_limit import BodyLimitASGI, install_daphne_bound  # noqa: E402
 from ttsplatform.send_bound import install_daphne_send_bound  # noqa: E402
 from ttsplatform.ws_flood import install_daphne_message_bound  # noqa: E402

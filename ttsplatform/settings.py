@@ -393,6 +393,11 @@ TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # API keys, voices and active model versions are kept in each process this long
 # (infra/lookup_cache.py); changes made elsewhere are seen within it. 0 = off.
 TTS_LOOKUP_CACHE_S = env_float("TTS_LOOKUP_CACHE_S", 2.0, minimum=0.0)
+# glibc malloc in server processes (infra/malloc_tuning.py): at most this many arenas (0: glibc's
+# default of 8 per core, which a threaded process fills and keeps), and blocks from this size up always
+# mapped and given back when freed (0: glibc's dynamic threshold).
+TTS_MALLOC_ARENA_MAX = env_int("TTS_MALLOC_ARENA_MAX", 2, minimum=0)
+TTS_MALLOC_MMAP_THRESHOLD = env_int("TTS_MALLOC_MMAP_THRESHOLD", 0, minimum=0)
 
 # --- logging --------------------------------------------------------------
 

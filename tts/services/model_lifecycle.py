@@ -237,13 +237,17 @@ def connect_worker_signals() -> None:
     """Run the lifecycle in Celery workers too: in each pool process, or the main one for solo/threads pools."""
     from celery.signals import worker_process_init, worker_ready
 
+    from infra.malloc_tuning import tune_malloc_from_settings
+
     def _in_pool_process(**_: Any) -> None:
+        tune_malloc_from_settings()
         start_lifecycle()
 
     def _in_main_process(sender: Any = None, **_: Any) -> None:
         pool = getattr(sender, "pool", None)
         if pool is not None and type(pool).__module__.endswith(".prefork"):
             return  # each forked child starts its own
+        tune_malloc_from_settings()
         start_lifecycle()
 
     worker_process_init.connect(_in_pool_process, weak=False)
