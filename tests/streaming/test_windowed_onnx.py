@@ -74,34 +74,6 @@ def test_a_whole_file_decodes_whole_sentences(
     assert result.alignment is not None and result.alignment["alignment"]["characters"] == list(SENTENCE)
 
 
-@pytest.mark.django_db
-def test_a_stream_windows_its_first_sentence_and_decodes_the_rest_whole(
-    tenant_a: TenantCtx, joe_windowed: Voice, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The listener waits for the first sentence only; the later ones are ready long before
-    # their turn to play, on the cheaper whole-sentence path (synthesized ahead).
-    windowed: list[int] = []
-    original = PiperOnnxEngine.iter_synthesize_ids
-
-    def counting(self: PiperOnnxEngine, ids: Any, *args: Any, **kwargs: Any) -> Any:
-        windowed.append(len(ids))
-        return original(self, ids, *args, **kwargs)
-
-    monkeypatch.setattr(PiperOnnxEngine, "iter_synthesize_ids", counting)
-    text = f"{SENTENCE} The keeper read it twice. Then he climbed the stairs."
-    run = synthesis_prepare(request(tenant_a, "pcm_22050", text=text))
-    assert len(run.segments) == 3
-    chunks = synthesis_iter_bytes(run)
-    first = next(chunks)
-    assert len(windowed) == 1  # the first sentence goes out in windows
-    audio = first + b"".join(chunks)
-    assert len(windowed) == 1  # and only it
-    samples, rate = decode_audio(audio, "pcm_22050")
-    assert_speech(samples, rate, expected_rate=22050, text=text)
-    whole, _ = decode_audio(synthesis_create(request(tenant_a, "pcm_22050", text=text)).audio, "pcm_22050")
-    assert len(samples) == len(whole)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_http_and_sse_stream_inside_one_sentence(
     live_server_url: str, tenant_a: TenantCtx, joe_windowed: Voice

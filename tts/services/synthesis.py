@@ -425,15 +425,13 @@ def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams
 
 
 def _synthesize_ahead(
-    run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int, *, first_inline: bool = False
+    run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int
 ) -> Iterator[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
     """Segments in order (with their index), each with its synthesis already queued, ``ahead`` at a time.
 
     Queued on the fair scheduler under the tenant, so that a tenant running many
     streams takes its turn with the others. With ``ahead`` 1 nothing is queued
-    here (the caller synthesizes, in the tenant's turn too, e.g. in windows);
-    with ``first_inline`` neither is the first segment (the caller streams it in
-    windows), and the others are queued once it has gone out.
+    here (the caller synthesizes, in the tenant's turn too, e.g. in windows).
     Closing the iterator cancels what has not started, so a client that goes
     away never starts the engine on segments it will not receive.
     """
@@ -442,11 +440,6 @@ def _synthesize_ahead(
         for index, segment in source:
             yield index, segment, None
         return
-    if first_inline:
-        first = next(source, None)
-        if first is None:
-            return
-        yield first[0], first[1], None
     pending: deque[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
     try:
         while True:
@@ -552,23 +545,23 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     sink = run.sink
     assert encoder is not None and sink is not None
     # Engines that decode a sentence in windows stream inside it (HTTP, SSE and
-    # WebSocket alike): the first sentence of known text, where the listener
-    # waits, and every piece of a live stream, whose text arrives as the client
-    # writes it. A whole-file request, and the later sentences of known text
-    # (ready long before their turn to play), take the engine's cheapest
-    # whole-sentence path: windows cost about a quarter more engine time.
+    # WebSocket alike), every sentence: short engine tasks let another tenant's
+    # work in between (decoding later sentences whole, ahead, was measured: no
+    # gain in throughput on a quiet machine, and a longer wait for the other
+    # tenant; docs/benchmarks.md). A whole-file request takes the engine's
+    # cheapest whole-sentence path instead.
     windowed = not run.whole and _decodes_in_windows(engine)
     silence = settings.TTS_SENTENCE_SILENCE_MS
     # Known text on an engine that runs several syntheses at once: the next
-    # segments are synthesized while this one is sent (at most that many ahead).
-    ahead = 1 if live else max(1, int(getattr(engine, "concurrency", 1)))
+    # segment is synthesized while this one is sent (at most that many ahead).
+    ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
     limit = audio_seconds_limit(run.request.tenant.plan)
-    for index, segment, done in _synthesize_ahead(run, engine, ahead, silence, first_inline=windowed):
+    for index, segment, done in _synthesize_ahead(run, engine, ahead, silence):
         stop_if_aborted()
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         tenant = run.request.tenant.pk
-        if windowed and done is None and (live or index == 0):
+        if windowed:
             timing = SegmentTiming()
             params = _params_for(run, engine, segment, index)
             # On the timeline as soon as the segment's timing is whole: before its
