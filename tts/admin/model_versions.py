@@ -39,6 +39,10 @@ def voices_left_unserved(versions: list[ModelVersion]) -> list[Voice]:
     return list(Voice.objects.filter(model_id__in=models, is_active=True).select_related("tenant").order_by("voice_id"))
 
 
+# What an operator may change on a registered version; the rest comes from its files and its lifecycle.
+_EDITABLE_FIELDS = ("display_name", "description", "languages", "engine", "device", "preload")
+
+
 @admin.register(ModelVersion)
 class ModelVersionAdmin(admin.ModelAdmin):
     list_display = (
@@ -55,19 +59,6 @@ class ModelVersionAdmin(admin.ModelAdmin):
     list_filter = ("status", "engine")
     search_fields = ("model_id",)
     form = ModelVersionChangeForm
-    readonly_fields = (
-        "model_id",
-        "version",
-        "status",
-        "model_path",
-        "config_path",
-        "sha256",
-        "sample_rate",
-        "num_speakers",
-        "options",
-        "created_at",
-        "activated_at",
-    )
     fields = (
         "model_id",
         "version",
@@ -87,6 +78,7 @@ class ModelVersionAdmin(admin.ModelAdmin):
         "created_at",
         "activated_at",
     )
+    readonly_fields = tuple(name for name in fields if name not in _EDITABLE_FIELDS)
     actions = ["activate", "retire"]
     delete_confirmation_template = "admin/tts/modelversion/delete_confirmation.html"
 
