@@ -128,8 +128,13 @@
       if (msg.type !== "progress") return;
       var item = document.getElementById("job-" + msg.job_id);
       if (item && list && list.contains(item)) {
+        // The socket's first messages (snapshot) restate what the page may have missed before it
+        // connected; a job the page already shows as ended needs nothing from them.
+        if (msg.snapshot && FINAL[item.dataset.status]) return;
         update(item, msg);
         stats.updated += 1;
+      } else if (msg.snapshot) {
+        return;  // a job on another page of the list
       } else if (!stats.unknown++) {
         live.innerHTML = "";
         live.append("Another job is making progress. ");

@@ -243,10 +243,22 @@ async def open_socket(path: str, headers: list[tuple[bytes, bytes]]) -> Websocke
 def test_a_session_user_follows_their_tenants_jobs_only(tenant_a: TenantCtx, tenant_b: TenantCtx) -> None:
     mine = make_jobs(tenant_a, 1)[0]
     theirs = make_jobs(tenant_b, 1)[0]
+    now = timezone.now()
+    ended_just_now, ended_long_ago = make_jobs(
+        tenant_a, 2, status=Job.Status.CANCELLED, done_chunks=2, finished_at=now - dt.timedelta(seconds=30)
+    )
+    Job.objects.filter(pk=ended_long_ago.pk).update(finished_at=now - dt.timedelta(hours=1))
     headers = session_headers(tenant_a.owner, tenant_a.tenant.pk)
 
     async def scenario() -> list[dict[str, Any]]:
         ws = await open_socket("/v1/jobs/progress", headers)
+        # First, what a page rendered a moment ago may have missed: the tenant's unfinished jobs and
+        # those that ended lately (never another tenant's, never one that ended an hour ago).
+        snapshot = [await ws.receive_json_from(timeout=5) for _ in range(2)]
+        assert {(m["job_id"], m["status"], m["snapshot"]) for m in snapshot} == {
+            (str(mine.pk), "running", True), (str(ended_just_now.pk), "cancelled", True)
+        }  # fmt: skip
+        assert await ws.receive_nothing(timeout=0.2)
         await database_sync_to_async(job_publish)(theirs)
         mine.done_chunks, mine.audio_seconds = 3, 21.5
         await database_sync_to_async(job_publish)(mine)
