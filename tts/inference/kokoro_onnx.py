@@ -114,6 +114,10 @@ class KokoroOnnxEngine:
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        # As the Piper engine (piper_onnx.py): no arena kept at the longest sentence's size, and no
+        # memory pattern cached per input shape (every sentence has its own).
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             providers.insert(0, "CUDAExecutionProvider")

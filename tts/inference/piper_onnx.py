@@ -113,6 +113,7 @@ class _Parts:
         if wide_threads > options.intra_op_num_threads and providers[0] == "CPUExecutionProvider":
             wide = onnxruntime.SessionOptions()
             wide.enable_cpu_mem_arena = False
+            wide.enable_mem_pattern = False
             wide.intra_op_num_threads = wide_threads
             wide.inter_op_num_threads = 1
             wide.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -170,8 +171,11 @@ class PiperOnnxEngine:
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         # No arena: a long sentence's decoder activations (hundreds of MB) are given back after
-        # each run instead of being kept, doubled, for the life of the engine.
+        # each run instead of being kept, doubled, for the life of the engine. No memory pattern:
+        # ONNX Runtime keeps one per input shape it has seen, and every sentence has its own shape,
+        # so a server's memory grew with each new length (bench/bench_soak.py).
         options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             providers.insert(0, "CUDAExecutionProvider")
