@@ -8,6 +8,14 @@ of requests) and at the end; target: it drifts less than 10 %. At the end
 every history row must be final (none ``pending``) and the tenant's usage must
 equal the characters its rows say were charged.
 
+The in-process audio cache (``TTS_AUDIO_CACHE_L1_BYTES``, 64 MB by default)
+is bounded memory the mix takes thousands of requests to fill, so unless
+``--no-fill`` the cache is first filled with distinct long texts (their audio
+adding up to 1.25 times its bound) before the requests that are counted.
+Memory is sampled with no request in flight (the clients pause, the server
+settles for a second): a sample taken mid-request is off by what that request
+holds.
+
 Usage::
 
     .venv/bin/python bench/bench_soak.py --requests 10000 --clients 2
@@ -45,6 +53,47 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def quiet_rss(pid: int, settle: float = 1.0) -> float:
+    """RSS after the server has had ``settle`` seconds with no request (a dropped stream ends)."""
+    time.sleep(settle)
+    return rss_mb(pid)
+
+
+def fill_cache(base: str, key: str, clients: int) -> int:
+    """Distinct long texts, whole, until their audio is 1.25x the in-process cache's bound; bytes sent back."""
+    from django.conf import settings
+
+    target = int(settings.TTS_AUDIO_CACHE_L1_BYTES * 1.25)
+    lock = threading.Lock()
+    total = 0
+    counter = iter(range(10**9))
+
+    def loop() -> None:
+        nonlocal total
+        with httpx.Client(timeout=120) as client:
+            while True:
+                with lock:
+                    if total >= target:
+                        return
+                    n = next(counter)
+                text = " ".join(f"{sentence} Filler {n}, part {k}." for k, sentence in enumerate(SENTENCES))
+                r = client.post(
+                    f"{base}/v1/text-to-speech/joe?output_format=pcm_16000",
+                    json={"text": text},
+                    headers={"xi-api-key": key},
+                )
+                r.raise_for_status()
+                with lock:
+                    total += len(r.content)
+
+    threads = [threading.Thread(target=loop) for _ in range(max(1, clients))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return total
 
 
 def _free_port() -> int:
@@ -101,6 +150,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--clients", type=int, default=1, help="clients sending at once (each waits for its answer)")
+    parser.add_argument("--no-fill", action="store_true", help="do not fill the audio cache before counting")
     args = parser.parse_args()
     var = tempfile.mkdtemp(prefix="bench-soak-")
     env = {
@@ -154,37 +204,65 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        lock = threading.Lock()
+        if not args.no_fill:
+            filled = fill_cache(base, key, args.clients)
+            filled_rss = quiet_rss(server.pid)
+            print(f"audio cache filled: {filled / 2**20:.0f} MB of audio, RSS {filled_rss:.0f} MB", flush=True)
+        lock = threading.Condition()
         indices = iter(range(args.requests))
         done = 0
+        in_flight = 0
+        pausing = False
+        step = max(1, args.requests // 20)
+
+        def sample() -> float:
+            """RSS with no request in flight: called by the client that finished the sampled request."""
+            nonlocal pausing
+            pausing = True
+            while in_flight:
+                lock.wait()
+            lock.release()
+            try:
+                return quiet_rss(server.pid)
+            finally:
+                lock.acquire()
+                pausing = False
+                lock.notify_all()
 
         def client_loop() -> None:
-            nonlocal done, warm_rss
+            nonlocal done, warm_rss, in_flight
             with httpx.Client(timeout=120) as client:
                 while True:
                     with lock:
+                        while pausing:
+                            lock.wait()
                         i = next(indices, None)
-                    if i is None:
-                        return
+                        if i is None:
+                            return
+                        in_flight += 1
                     outcome = one(client, base, key, i, random.Random(i))
                     with lock:
+                        in_flight -= 1
+                        lock.notify_all()
                         outcomes[outcome] = outcomes.get(outcome, 0) + 1
                         done += 1
-                        if done == max(1, args.requests // 10):
-                            warm_rss = rss_mb(server.pid)
-                        if done % max(1, args.requests // 20) == 0:
-                            # Progress, and the memory curve between the two figures that are judged.
-                            samples.append((done, rss_mb(server.pid)))
-                            elapsed = time.monotonic() - started
-                            print(f"{done} requests, {elapsed:.0f} s, RSS {samples[-1][1]:.0f} MB", flush=True)
+                        n = done  # another client's request may end while this one waits to sample
+                        if n == max(1, args.requests // 10) or n % step == 0:
+                            rss = sample()
+                            if n == max(1, args.requests // 10):
+                                warm_rss = rss
+                            if n % step == 0:
+                                # Progress, and the memory curve between the two figures that are judged.
+                                samples.append((n, rss))
+                                elapsed = time.monotonic() - started
+                                print(f"{n} requests, {elapsed:.0f} s, RSS {rss:.0f} MB", flush=True)
 
         threads = [threading.Thread(target=client_loop) for _ in range(args.clients)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        time.sleep(2)  # dropped streams finish their records
-        end_rss = rss_mb(server.pid)
+        end_rss = quiet_rss(server.pid, settle=2.0)  # dropped streams finish their records
     finally:
         server.terminate()
         server.wait(60)
@@ -197,7 +275,8 @@ def main() -> None:
     text = "\n".join(
         [
             f"Soak: {args.requests} requests from {args.clients} client(s) in {time.monotonic() - started:.0f} s "
-            f"({os.cpu_count()} cores, SQLite)",
+            f"({os.cpu_count()} cores, SQLite; audio cache {'not ' if args.no_fill else ''}filled first; "
+            "RSS sampled with no request in flight)",
             "",
             "| | |",
             "|---|---|",
