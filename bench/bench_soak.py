@@ -25,6 +25,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -68,7 +69,7 @@ def fill_cache(base: str, key: str, clients: int) -> int:
     target = int(settings.TTS_AUDIO_CACHE_L1_BYTES * 1.25)
     lock = threading.Lock()
     total = 0
-    counter = iter(range(10**9))
+    counter = itertools.count()
 
     def loop() -> None:
         nonlocal total
@@ -214,6 +215,7 @@ def main() -> None:
         in_flight = 0
         pausing = False
         step = max(1, args.requests // 20)
+        warm_at = max(1, args.requests // 10)
 
         def sample() -> float:
             """RSS with no request in flight: called by the client that finished the sampled request."""
@@ -247,9 +249,9 @@ def main() -> None:
                         outcomes[outcome] = outcomes.get(outcome, 0) + 1
                         done += 1
                         n = done  # another client's request may end while this one waits to sample
-                        if n == max(1, args.requests // 10) or n % step == 0:
+                        if n == warm_at or n % step == 0:
                             rss = sample()
-                            if n == max(1, args.requests // 10):
+                            if n == warm_at:
                                 warm_rss = rss
                             if n % step == 0:
                                 # Progress, and the memory curve between the two figures that are judged.
