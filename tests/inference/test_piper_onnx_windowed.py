@@ -131,23 +131,34 @@ def test_a_whole_sentence_uses_the_idle_workers(engines: tuple[PiperOnnxEngine, 
     whole, windowed = engines
     ids = ids_of(windowed, SENTENCE)
     reference = whole.synthesize_ids(ids, QUIET)
-    plans: list[int] = []
+    plans: list[list] = []
     plan = windowed._plan
 
-    def counting_plan(frames: int, *, first: int, size: int) -> list:
+    def recording_plan(frames: int, *, first: int, size: int) -> list:
         windows = plan(frames, first=first, size=size)
-        plans.append(len(windows))
+        plans.append(windows)
         return windows
 
-    windowed._plan = counting_plan  # type: ignore[method-assign]
+    windowed._plan = recording_plan  # type: ignore[method-assign]
+    bound = windowed.max_window_frames
     try:
         out = windowed.synthesize_ids(ids, QUIET)
+        windowed.max_window_frames = 10_000
+        unbounded = windowed.synthesize_ids(ids, QUIET)
     finally:
         del windowed._plan
-    # Alone on the engine: one window per worker (one per core), nothing overlapped to waste otherwise.
-    assert plans == [windowed.concurrency]
-    assert snr_db(reference.audio, out.audio) >= MIN_SNR_DB
-    assert np.array_equal(out.phoneme_samples, reference.phoneme_samples)
+        windowed.max_window_frames = bound
+    # Alone on the engine: one window per worker (one per core), nothing overlapped to waste otherwise...
+    assert len(plans[1]) == windowed.concurrency
+    # ... unless that makes a run decode more than max_window_frames (what the arena keeps grows with it):
+    # then a multiple of the workers, every worker with the same share.
+    frames = plans[0][-1].core[1]
+    assert frames > windowed.concurrency * windowed.max_window_frames
+    assert len(plans[0]) % windowed.concurrency == 0
+    assert all(w.core[1] - w.core[0] <= windowed.max_window_frames for w in plans[0])
+    for audio in (out, unbounded):
+        assert snr_db(reference.audio, audio.audio) >= MIN_SNR_DB
+        assert np.array_equal(audio.phoneme_samples, reference.phoneme_samples)
 
 
 def test_with_noise_each_window_continues_the_sentence(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
@@ -200,12 +211,40 @@ def test_a_multi_speaker_voice_splits_and_matches(random_voice_x_low_multi, tmp_
 
 def test_no_session_keeps_memory_per_input_shape(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
     # Every sentence has its own length: ONNX Runtime's memory pattern, cached per input shape, grew a
-    # server by about 40 MB per 1,000 requests (bench/bench_soak.py); an arena would keep the longest's size.
+    # server by about 40 MB per 1,000 requests (bench/bench_soak.py). The arena stays on (without it every
+    # run faults its activations in afresh) where what it keeps is bounded by the largest window a run decodes.
     whole, windowed = engines
     assert whole.session is not None and windowed._parts is not None
     parts = windowed._parts
-    sessions = [whole.session, parts.encoder, parts.flow, parts.decoder]
+    sessions = [parts.encoder, parts.flow, parts.decoder]
     sessions += [s for s in (parts.wide_encoder,) if s is not None]
     for session in sessions:
         options = session.get_session_options()
-        assert not options.enable_mem_pattern and not options.enable_cpu_mem_arena
+        assert not options.enable_mem_pattern and options.enable_cpu_mem_arena
+    # The whole graph's runs are as long as the sentence: no arena to keep the longest's.
+    options = whole.session.get_session_options()
+    assert not options.enable_mem_pattern and not options.enable_cpu_mem_arena
+
+
+def test_no_run_decodes_more_than_the_window_bound(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
+    _, windowed = engines
+    assert windowed._parts is not None
+    parts = windowed._parts
+    decoded: list[int] = []
+    window = parts.window
+
+    def recording_window(prior, w):  # type: ignore[no-untyped-def]
+        decoded.append(w.decoder[1] - w.decoder[0])
+        return window(prior, w)
+
+    parts.window = recording_window  # type: ignore[method-assign]
+    try:
+        ids = ids_of(windowed, SENTENCE)
+        slow = SynthesisParams(noise_scale=0.0, noise_w=0.0, length_scale=2.0)  # twice the frames
+        audio = windowed.synthesize_ids(ids, slow).audio
+        streamed = np.concatenate([p.audio for p in windowed.iter_synthesize_ids(ids, slow)])
+    finally:
+        del parts.window
+    assert len(audio) == len(streamed) > 2 * 22050 * 10
+    bound = windowed.max_window_frames + 2 * parts.parts.decoder_overlap
+    assert decoded and max(decoded) <= bound

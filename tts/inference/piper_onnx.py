@@ -51,6 +51,7 @@ import onnx
 import onnxruntime
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .onnx_conv2d import convs_as_2d
 from .onnx_noise import noise_size, run_with_noise, seedable_graph
 from .onnx_split import WindowedParts
 from .piper_frontend import PiperFrontend, read_piper_config
@@ -65,6 +66,9 @@ logger = logging.getLogger(__name__)
 WINDOW_FRAMES = 32
 CHUNK_FRAMES = 256
 MIN_SPLIT_FRAMES = 96
+# The most one whole-file window decodes: the ONNX Runtime arena keeps about what the largest
+# concurrent runs needed, so this bounds it whatever the sentence (stream windows are smaller).
+MAX_WINDOW_FRAMES = 512
 FIRST, LATER = 0, 1  # pool priorities
 
 ResultT = TypeVar("ResultT")
@@ -98,11 +102,13 @@ class _Parts:
         self.names = parts.names
         self.hop = parts.hop_length
         # The noise is drawn in the encoder (the split refuses flow or decoder parts that draw any).
-        encoder = seedable_graph(onnx.load(parts.paths["encoder"]))
+        encoder = seedable_graph(_load_graph(parts.paths["encoder"]))
         self.noise_keys = encoder.keys
         self.encoder = onnxruntime.InferenceSession(encoder.model, sess_options=options, providers=providers)
         self.flow, self.decoder = (
-            onnxruntime.InferenceSession(parts.paths[part], sess_options=options, providers=providers)
+            onnxruntime.InferenceSession(
+                _load_graph(parts.paths[part]).SerializeToString(), sess_options=options, providers=providers
+            )
             for part in ("flow", "decoder")
         )
         self.encoder_outputs = [out.name for out in self.encoder.get_outputs()]
@@ -112,14 +118,11 @@ class _Parts:
         self.wide_encoder: onnxruntime.InferenceSession | None = None
         if wide_threads > options.intra_op_num_threads and providers[0] == "CPUExecutionProvider":
             wide = onnxruntime.SessionOptions()
-            wide.enable_cpu_mem_arena = False
             wide.enable_mem_pattern = False
             wide.intra_op_num_threads = wide_threads
             wide.inter_op_num_threads = 1
             wide.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.wide_encoder = onnxruntime.InferenceSession(
-                encoder.model, sess_options=wide, providers=providers
-            )
+            self.wide_encoder = onnxruntime.InferenceSession(encoder.model, sess_options=wide, providers=providers)
 
     def prior(self, feed: dict[str, np.ndarray], seed: int | None, *, alone: bool = False) -> _Prior:
         session = self.wide_encoder if alone and self.wide_encoder is not None else self.encoder
@@ -164,17 +167,18 @@ class PiperOnnxEngine:
         self.default_length_scale = float(self.config.length_scale)
         self.window_frames = int(str(spec.options.get("window_frames", WINDOW_FRAMES)))
         self.chunk_frames = int(str(spec.options.get("chunk_frames", CHUNK_FRAMES)))
+        self.max_window_frames = int(str(spec.options.get("max_window_frames", MAX_WINDOW_FRAMES)))
 
         threads = max(1, threads)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        # No arena: a long sentence's decoder activations (hundreds of MB) are given back after
-        # each run instead of being kept, doubled, for the life of the engine. No memory pattern:
-        # ONNX Runtime keeps one per input shape it has seen, and every sentence has its own shape,
-        # so a server's memory grew with each new length (bench/bench_soak.py).
-        options.enable_cpu_mem_arena = False
+        # The CPU arena stays on: without it every run maps its activations afresh and the kernel
+        # zeroes each page (a 349-character sentence took 1.6x as long, 240,000 page faults a run).
+        # What it keeps is bounded, as no run decodes more than max_window_frames. No memory
+        # pattern: ONNX Runtime keeps one per input shape it has seen, and every sentence has its
+        # own shape, so a server's memory grew with each new length (bench/bench_soak.py).
         options.enable_mem_pattern = False
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
@@ -190,8 +194,11 @@ class PiperOnnxEngine:
                 self._input_names = {i.name for i in self._parts.encoder.get_inputs()}
                 self._has_alignment = bool(parts.names.durations)
             else:
-                graph = seedable_graph(onnx.load(spec.model_path), add_durations=True)
+                graph = seedable_graph(_load_graph(spec.model_path), add_durations=True)
                 self._noise_keys = graph.keys
+                # The whole graph decodes a sentence in one run, as long as the sentence: an arena
+                # would keep the longest's activations (600 MB for 400 characters at half speed).
+                options.enable_cpu_mem_arena = False
                 self.session = onnxruntime.InferenceSession(graph.model, sess_options=options, providers=providers)
                 self._input_names = {i.name for i in self.session.get_inputs()}
                 self._has_alignment = len(self.session.get_outputs()) > 1
@@ -222,7 +229,7 @@ class PiperOnnxEngine:
         if parts is None:
             return self._result(self._pool.submit(lambda: self._run_whole(feed, params.seed), priority=FIRST))
         prior = self._prior(parts, feed, params.seed)
-        size = split_evenly(prior.frames, self._pool.idle(), minimum=MIN_SPLIT_FRAMES)
+        size = split_evenly(prior.frames, self._pool.idle(), minimum=MIN_SPLIT_FRAMES, maximum=self.max_window_frames)
         windows = self._plan(prior.frames, first=size, size=size)
         futures = [self._pool.submit(_window_task(parts, prior, w), priority=FIRST) for w in windows]
         try:
@@ -330,6 +337,13 @@ class PiperOnnxEngine:
             raise EngineError("engine closed during synthesis", retryable=True) from exc
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
+
+
+def _load_graph(path: str) -> Any:
+    """The ONNX graph at ``path`` with its 1-D convolutions as 2-D ones (``onnx_conv2d``: faster kernels)."""
+    model = onnx.load(path)
+    convs_as_2d(model)
+    return model
 
 
 def _window_task(parts: _Parts, prior: _Prior, window: Window) -> Any:

@@ -45,7 +45,15 @@ def plan_windows(frames: int, *, first: int, size: int, decoder_overlap: int, fl
     return windows
 
 
-def split_evenly(frames: int, parts: int, *, minimum: int) -> int:
-    """A window size that covers ``frames`` in about ``parts`` windows of at least ``minimum`` frames."""
+def split_evenly(frames: int, parts: int, *, minimum: int, maximum: int = 0) -> int:
+    """A window size that covers ``frames`` in about ``parts`` windows of at least ``minimum`` frames.
+
+    With ``maximum``, windows hold no more than that: the count is then the
+    next multiple of ``parts`` (the idle workers) that keeps them under it, so
+    every worker gets the same share rather than one taking a last window alone.
+    """
     parts = max(1, min(parts, frames // max(1, minimum)))
+    if maximum > 0 and -(-frames // parts) > maximum:
+        rounds = -(-frames // (parts * maximum))
+        parts *= rounds
     return max(1, -(-frames // parts))
