@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from readiness import wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -484,7 +485,7 @@ def main() -> None:
             server = start_platform(processes, port, env, var_dir / f"platform-{processes}.log")
             servers.append((processes, server, f"http://127.0.0.1:{port}", CpuMeter([], "", "")))
         for index, (processes, server, base, _) in enumerate(servers):
-            wait_http(base + "/healthz")
+            wait_ready(base, server, consecutive=4 * (processes or 1))
             meter = CpuMeter(web_pids(server, processes), database_url, env.get("REDIS_URL", ""))
             servers[index] = (processes, server, base, meter)
             platform_url = base + "/v1/text-to-speech/joe?output_format=wav_22050"

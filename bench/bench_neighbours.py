@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from readiness import wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -255,12 +256,7 @@ def main() -> None:
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        wait_ready(base, server)
         report = measure(base, key_a, key_b, quiet=args.quiet, noisy=args.noisy)
     finally:
         server.terminate()

@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 import httpx
+from readiness import wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
 SENTENCES = [
@@ -199,12 +200,7 @@ def main() -> None:
     samples: list[tuple[int, float]] = []
     started = time.monotonic()
     try:
-        for _ in range(300):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        wait_ready(base, server)
         if not args.no_fill:
             filled = fill_cache(base, key, args.clients)
             filled_rss = quiet_rss(server.pid)

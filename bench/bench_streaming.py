@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from readiness import wait_ready
 
 LABELS = {"sentence": "long_single_sentence"}  # table label -> key in texts.json
 
@@ -119,7 +120,7 @@ def start_platform(workdir: Path, engine_threads: int | None) -> tuple[subproces
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
-    wait_up(f"{url}/healthz", proc)
+    wait_ready(url, proc)
     return proc, url, key
 
 
