@@ -283,6 +283,9 @@ API_KEY_HASH_SECRET = env_str("API_KEY_HASH_SECRET", SECRET_KEY)
 # Intra-op threads per synthesis. 1 measured best on small machines (streaming
 # and job benchmarks): concurrent requests then run in parallel, one per core.
 TTS_ENGINE_THREADS = env_int("TTS_ENGINE_THREADS", 1, minimum=1, maximum=64)
+# How many nice levels below the web process's other threads the ONNX engine's workers run (Linux):
+# request threads, the event loop and the threads that pass audio on come first (docs/operations.md).
+TTS_ENGINE_NICE = env_int("TTS_ENGINE_NICE", 10, minimum=0, maximum=19)
 TTS_MAX_CHARS_PER_REQUEST = env_int("TTS_MAX_CHARS_PER_REQUEST", 5000, minimum=1)
 TTS_SEGMENT_MAX_CHARS = env_int("TTS_SEGMENT_MAX_CHARS", 400, minimum=20)
 TTS_DEFAULT_VOICE_ID = env_str("TTS_DEFAULT_VOICE_ID", "joe")

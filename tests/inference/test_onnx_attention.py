@@ -62,7 +62,9 @@ def test_the_audio_and_durations_are_the_same(joe_graphs: tuple[onnx.ModelProto,
         feed = feed_for(text)
         size = noise_size(int(feed["input"].shape[-1]), 1.0)
         sess = onnxruntime.InferenceSession(graph.model, providers=["CPUExecutionProvider"])
-        outputs.append([np.asarray(o) for o in run_with_noise(lambda f, s=sess: s.run(None, f), feed, graph.keys, 7, size)])
+        outputs.append(
+            [np.asarray(o) for o in run_with_noise(lambda f, s=sess: s.run(None, f), feed, graph.keys, 7, size)]
+        )
     (audio, durations), (banded_audio, banded_durations) = outputs
     assert np.array_equal(durations, banded_durations)  # same noise, same durations: same frames
     assert audio.shape == banded_audio.shape

@@ -32,7 +32,10 @@ def conv_graph(opset: int, *, computed_weight: bool = False) -> onnx.ModelProto:
     ]
     nodes = []
     if computed_weight:  # a weight made in the graph (weight norm): w1 = half * (2 * w1)
-        inits += [numpy_helper.from_array(2 * w1, "w1x2"), numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half")]
+        inits += [
+            numpy_helper.from_array(2 * w1, "w1x2"),
+            numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half"),
+        ]
         nodes.append(helper.make_node("Mul", ["w1x2", "half"], ["w1"]))
     else:
         inits.append(numpy_helper.from_array(w1, "w1"))

@@ -42,3 +42,25 @@ def test_priority_still_comes_first_and_one_tenant_keeps_its_order() -> None:
     # FIRST before LATER; within FIRST, b (one task queued so far) before a's third.
     assert order == ["b1", "a2", "a0", "b0", "a1"]
     assert run_order([(f"a{i}", LATER) for i in range(5)]) == [f"a{i}" for i in range(5)]
+
+
+def test_its_workers_run_below_the_process_on_linux() -> None:
+    import os
+    import sys
+
+    import pytest
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the nice value is per thread on Linux only")
+
+    def own_nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    base = own_nice()
+    for increment, expected in ((10, min(19, base + 10)), (0, base)):
+        pool = WorkPool(2, name="test-nice", nice=increment)
+        try:
+            assert [pool.submit(own_nice).result(timeout=5) for _ in range(4)] == [expected] * 4
+        finally:
+            pool.close()
+    assert own_nice() == base  # the caller's thread is left as it was

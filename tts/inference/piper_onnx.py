@@ -10,7 +10,7 @@ steps, like the PyTorch engine:
 2. the **flow and decoder** over overlapping windows of the prior, each
    widened by their measured receptive fields, so the audio kept from each
    window is what decoding the whole sentence gives. A stream's first window
-   is small (``window_frames``, 32 latent frames: about 0.37 s of joe's
+   is small (``window_frames``, 16 latent frames: about 0.19 s of joe's
    audio), so its first audio comes after a fraction of the sentence's work.
 
 Every ONNX run goes through one ``WorkPool`` per engine: one worker per core
@@ -64,7 +64,7 @@ logger = logging.getLogger(__name__)
 # Latent frames: a stream's first window, the most a later window holds, and
 # the least a window holds when a sentence is cut to spread over idle workers
 # (smaller ones would spend more on their overlap than they save).
-WINDOW_FRAMES = 32
+WINDOW_FRAMES = 16
 CHUNK_FRAMES = 256
 MIN_SPLIT_FRAMES = 96
 # The most one whole-file window decodes: the ONNX Runtime arena keeps about what the largest

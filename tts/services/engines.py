@@ -8,11 +8,13 @@ from django.conf import settings
 
 from tts.inference.engine import ModelSpec
 from tts.inference.registry import EngineRegistry
+from tts.inference.work_pool import set_worker_nice
 from tts.models import ModelVersion
 
 
 @functools.cache
 def get_registry() -> EngineRegistry:
+    set_worker_nice(settings.TTS_ENGINE_NICE)
     return EngineRegistry(
         settings.TTS_ENGINES, threads=settings.TTS_ENGINE_THREADS, max_loaded=settings.TTS_ENGINE_MAX_LOADED
     )
