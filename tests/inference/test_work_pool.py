@@ -64,3 +64,26 @@ def test_its_workers_run_below_the_process_on_linux() -> None:
         finally:
             pool.close()
     assert own_nice() == base  # the caller's thread is left as it was
+
+
+def test_idle_for_a_priority_counts_workers_busy_with_later_work_as_free() -> None:
+    pool = WorkPool(2, name="test-idle")
+    release = threading.Event()
+    try:
+        assert pool.idle() == pool.idle(FIRST) == 2
+        later = [pool.submit(release.wait, priority=LATER) for _ in range(3)]  # both workers, one queued
+        deadline = threading.Event()
+        while pool.idle() and not deadline.wait(0.01):
+            pass
+        assert pool.idle() == 0
+        # A FIRST task would be taken next by either worker: both are free for it.
+        assert pool.idle(FIRST) == 2 and pool.idle(LATER) == 0
+        first = pool.submit(release.wait, priority=FIRST)
+        assert pool.idle(FIRST) == 1
+        release.set()
+        for future in [*later, first]:
+            future.result(timeout=5)
+        assert pool.idle(FIRST) == pool.idle() == 2
+    finally:
+        release.set()
+        pool.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 
 from tts.services.engine_scheduler import FairScheduler
 
@@ -66,3 +67,42 @@ def test_it_keeps_serving_after_many_tenants_came_and_went() -> None:
     for tenant in range(300):  # one task each: every turn empties its tenant's queue
         assert scheduler.submit(tenant, lambda t=tenant: t).result(10) == tenant
     assert scheduler.run("last", lambda: "served") == "served"
+
+
+def test_inline_steps_hold_no_worker_and_queue_under_the_tenant() -> None:
+    from tts.inference.work_pool import WorkPool, work_key
+
+    scheduler = FairScheduler(1, name="tts-test-inline")
+    pool = WorkPool(1, name="tts-test-inline-pool")
+    release = threading.Event()
+    keys: list[object] = []
+
+    def windows() -> Iterator[int]:
+        # What an engine with its own fair pool does inside a step: queue under the caller's key, wait.
+        for i in range(3):
+            keys.append(_current_key())  # what pool.submit queues the run under
+            yield pool.submit(lambda i=i: (release.wait(10), i)[1]).result(10)
+
+    try:
+        streams = [scheduler.iterate(f"A{n}", windows(), inline=True) for n in range(4)]
+        readers = [threading.Thread(target=list, args=(stream,)) for stream in streams]
+        for reader in readers:
+            reader.start()
+        time.sleep(0.1)
+        # Four streams wait for their windows, yet the scheduler's only worker is free for tenant B.
+        assert scheduler.submit("B", lambda: "b").result(2) == "b"
+        release.set()
+        for reader in readers:
+            reader.join(10)
+        assert sorted(set(map(str, keys))) == ["A0", "A1", "A2", "A3"]
+        with work_key("C"):  # the caller's own key is left as it was
+            assert _current_key() == "C"
+    finally:
+        release.set()
+        pool.close()
+
+
+def _current_key() -> object:
+    from tts.inference.work_pool import _current_key as key
+
+    return key.get()

@@ -19,7 +19,9 @@ windows are queued together, so a request alone spreads them over every core,
 and concurrent requests share the same workers side by side; nothing to tune.
 Encoder runs and first windows go ahead of later windows. A whole-file
 request (``synthesize_ids``) cuts the sentence into as many equal windows as
-there are idle workers (one window, no overlap, when the engine is busy).
+there are workers free for it (one window, no overlap, when the engine is
+busy with work as urgent; workers decoding streams' later windows count as
+free: they come to it next).
 
 A model without parts (an older import, a graph that cannot be split) runs
 whole, one sentence per pool task, as before; its durations output is added
@@ -155,6 +157,9 @@ class PiperOnnxEngine:
     """A Piper voice on ONNX Runtime; thread-safe; windowed when its graph was split at import."""
 
     name = "piper-onnx"
+    #: Every run is queued in the engine's ``WorkPool`` under the caller's ``work_key``, tenants in
+    #: turn: a caller may step a stream's windows on its own thread (``engine_scheduler.iterate``).
+    queues_fairly = True
 
     def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
         try:
@@ -230,7 +235,11 @@ class PiperOnnxEngine:
         if parts is None:
             return self._result(self._pool.submit(lambda: self._run_whole(feed, params.seed), priority=FIRST))
         prior = self._prior(parts, feed, params.seed)
-        size = split_evenly(prior.frames, self._pool.idle(), minimum=MIN_SPLIT_FRAMES, maximum=self.max_window_frames)
+        # Over the workers that take FIRST work next: those decoding later windows of streams
+        # come to these windows before their own queue, so a short request beside busy streams
+        # still uses every core (and waits for at most one window on each).
+        idle = self._pool.idle(FIRST)
+        size = split_evenly(prior.frames, idle, minimum=MIN_SPLIT_FRAMES, maximum=self.max_window_frames)
         windows = self._plan(prior.frames, first=size, size=size)
         futures = [self._pool.submit(_window_task(parts, prior, w), priority=FIRST) for w in windows]
         try:

@@ -97,6 +97,7 @@ class WorkPool:
         self._vnow = 0
         self._cond = threading.Condition()
         self._busy = 0
+        self._running: list[int] = []  # the priorities of the tasks running now
         self._closed = False
         self._threads = [
             threading.Thread(target=self._run, name=f"{name}-{i}", daemon=True) for i in range(self.workers)
@@ -116,10 +117,19 @@ class WorkPool:
             self._cond.notify()
         return future
 
-    def idle(self) -> int:
-        """Workers with nothing to do right now (neither running nor about to)."""
+    def idle(self, priority: int | None = None) -> int:
+        """Workers with nothing to do right now (neither running nor about to).
+
+        With ``priority``: workers that no work of that priority or a more urgent one
+        holds or waits for, i.e. that take new work of ``priority`` next, once what
+        they run now (later windows of other streams) is done.
+        """
         with self._cond:
-            return max(0, self.workers - self._busy - len(self._queue))
+            if priority is None:
+                return max(0, self.workers - self._busy - len(self._queue))
+            running = sum(1 for p in self._running if p <= priority)
+            queued = sum(1 for entry in self._queue if entry[0] <= priority)
+            return max(0, self.workers - running - queued)
 
     def close(self) -> None:
         with self._cond:
@@ -138,14 +148,16 @@ class WorkPool:
                     self._cond.wait()
                 if self._closed:
                     return
-                _, tag, _, future, fn = heapq.heappop(self._queue)
+                priority, tag, _, future, fn = heapq.heappop(self._queue)
                 self._vnow = max(self._vnow, tag)
                 if not self._queue:
                     self._tags.clear()  # everyone caught up: the next task of any key starts at now
                 self._busy += 1
+                self._running.append(priority)
             if not future.set_running_or_notify_cancel():
                 with self._cond:
                     self._busy -= 1
+                    self._running.remove(priority)
                 continue
             error: BaseException | None = None
             result: Any = None
@@ -156,6 +168,7 @@ class WorkPool:
             # Free before the caller wakes: what it asks of idle() next counts this worker.
             with self._cond:
                 self._busy -= 1
+                self._running.remove(priority)
             if error is not None:
                 future.set_exception(error)
             else:

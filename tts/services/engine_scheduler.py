@@ -23,6 +23,10 @@ priority, so tenant A's queued windows do not run ahead of B's next one.
 The engine's own slots (``PiperOnnxEngine.concurrency``) still bound how many
 calls run on one model at once; the workers here are as many as the cores, so
 they never leave a core idle that the engine could use.
+
+An engine that queues every run in such a pool itself (``queues_fairly``: the
+ONNX Piper engine) needs no turn here for a stream's windows: ``iterate(...,
+inline=True)`` steps it on the caller's thread under the tenant's key.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from tts.inference.work_pool import work_key
 
@@ -87,14 +91,26 @@ class FairScheduler:
         """``fn(*args, **kwargs)`` in the tenant's turn; blocks until it is done (never call from a worker)."""
         return self.submit(key, fn, *args, **kwargs).result()
 
-    def iterate(self, key: Hashable, items: Iterator[T]) -> Iterator[T]:
-        """Each step of ``items`` (e.g. an engine decoding a sentence in windows) in the tenant's turn."""
+    def iterate(self, key: Hashable, items: Iterator[T], *, inline: bool = False) -> Iterator[T]:
+        """Each step of ``items`` (e.g. an engine decoding a sentence in windows) in the tenant's turn.
+
+        ``inline``: the steps run on the calling thread, their engine work queued under
+        ``key`` in the engine's own pool, which serves tenants in turn itself
+        (``queues_fairly``). A step that only waits for the pool then holds none of
+        this scheduler's workers: four streams of one tenant, each waiting for its
+        next window, had held both workers of a 2-core machine, and another tenant's
+        short request waited for one of them on top of its turn in the pool.
+        """
         done = object()
         while True:
-            item = self.run(key, next, items, done)
+            if inline:
+                with work_key(key):
+                    item: Any = next(items, done)
+            else:
+                item = self.run(key, next, items, done)
             if item is done:
                 return
-            yield item
+            yield cast(T, item)
 
     def waiting(self) -> dict[Hashable, int]:
         """Tasks waiting per tenant (not those running)."""
@@ -169,6 +185,11 @@ class FairScheduler:
                 task.future.set_exception(exc)
             else:
                 task.future.set_result(result)
+
+
+def queues_fairly(engine: object) -> bool:
+    """Whether ``engine`` queues each of its runs under the calling thread's ``work_key``, tenants in turn."""
+    return bool(getattr(engine, "queues_fairly", False))
 
 
 #: The process's scheduler: every synthesis, stream, WebSocket utterance and job uses it.

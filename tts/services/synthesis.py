@@ -40,7 +40,7 @@ from tts.text.segment import Segment
 from .admission import SynthesisAdmission, synthesis_admit
 from .alignment_cache import alignment_cache
 from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
-from .engine_scheduler import engine_scheduler
+from .engine_scheduler import engine_scheduler, queues_fairly
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
 from .pronunciation import dictionaries_for
@@ -576,7 +576,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                 ready=ready,
                 context=_context_for(run, index),
             )
-            pieces = engine_scheduler.iterate(tenant, windows)
+            pieces = engine_scheduler.iterate(tenant, windows, inline=queues_fairly(engine))
         else:
             if done is not None:
                 pcm, timing = done.result()
