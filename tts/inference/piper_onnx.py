@@ -53,6 +53,7 @@ import onnx
 import onnxruntime
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .onnx_arena import use_shared_arena
 from .onnx_attention import banded_relative_attention
 from .onnx_conv2d import convs_as_2d
 from .onnx_noise import noise_size, run_with_noise, seedable_graph
@@ -69,8 +70,8 @@ logger = logging.getLogger(__name__)
 WINDOW_FRAMES = 16
 CHUNK_FRAMES = 256
 MIN_SPLIT_FRAMES = 96
-# The most one whole-file window decodes: the ONNX Runtime arena keeps about what the largest
-# concurrent runs needed, so this bounds it whatever the sentence (stream windows are smaller).
+# The most one whole-file window decodes: the process's ONNX Runtime arena keeps about what the
+# largest concurrent runs needed, so this bounds it whatever the sentence (stream windows are smaller).
 MAX_WINDOW_FRAMES = 512
 FIRST, LATER = 0, 1  # pool priorities
 
@@ -104,6 +105,8 @@ class _Parts:
         self.parts = parts
         self.names = parts.names
         self.hop = parts.hop_length
+        # Windowed runs are bounded (max_window_frames): they share the process's arena.
+        use_shared_arena(options)
         # The noise is drawn in the encoder (the split refuses flow or decoder parts that draw any).
         encoder = seedable_graph(_load_graph(parts.paths["encoder"]))
         self.noise_keys = encoder.keys
@@ -121,6 +124,7 @@ class _Parts:
         self.wide_encoder: onnxruntime.InferenceSession | None = None
         if wide_threads > options.intra_op_num_threads and providers[0] == "CPUExecutionProvider":
             wide = onnxruntime.SessionOptions()
+            use_shared_arena(wide)
             wide.enable_mem_pattern = False
             wide.intra_op_num_threads = wide_threads
             wide.inter_op_num_threads = 1
@@ -180,11 +184,12 @@ class PiperOnnxEngine:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        # The CPU arena stays on: without it every run maps its activations afresh and the kernel
-        # zeroes each page (a 349-character sentence took 1.6x as long, 240,000 page faults a run).
-        # What it keeps is bounded, as no run decodes more than max_window_frames. No memory
-        # pattern: ONNX Runtime keeps one per input shape it has seen, and every sentence has its
-        # own shape, so a server's memory grew with each new length (bench/bench_soak.py).
+        # No arena of its own: a split model's sessions share the process's (onnx_arena), and the
+        # whole graph, whose runs are as long as the sentence, keeps none (an arena would hold the
+        # longest's activations, 600 MB for 400 characters at half speed). No memory pattern: ONNX
+        # Runtime keeps one per input shape it has seen, and every sentence has its own shape, so a
+        # server's memory grew with each new length (bench/bench_soak.py).
+        options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
@@ -202,9 +207,6 @@ class PiperOnnxEngine:
             else:
                 graph = seedable_graph(_load_graph(spec.model_path), add_durations=True)
                 self._noise_keys = graph.keys
-                # The whole graph decodes a sentence in one run, as long as the sentence: an arena
-                # would keep the longest's activations (600 MB for 400 characters at half speed).
-                options.enable_cpu_mem_arena = False
                 self.session = onnxruntime.InferenceSession(graph.model, sess_options=options, providers=providers)
                 self._input_names = {i.name for i in self.session.get_inputs()}
                 self._has_alignment = len(self.session.get_outputs()) > 1
