@@ -49,3 +49,8 @@ start_lifecycle()
 start_reaper()
 # SIGTERM drains running syntheses (TTS_SHUTDOWN_DRAIN_S), then cancels the rest with refunds.
 install_graceful_shutdown()
+
+from infra.gc_tuning import freeze_startup_objects  # noqa: E402
+
+# What start-up made stays: later full collections skip it (the lifecycle freezes again once warm).
+freeze_startup_objects()

@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
+from infra.gc_tuning import freeze_startup_objects
 from infra.lookup_cache import clear_lookup_caches
 from tts.inference.engine import ModelSpec
 from tts.inference.registry import EngineRegistry
@@ -103,6 +104,8 @@ class ModelLifecycle:
             if self._stop.is_set():
                 return
             self.warmup_seconds = time.monotonic() - started
+            # The engines and their graphs are loaded for good: no full collection rescans them.
+            freeze_startup_objects()
             self.warmup_done.set()
             logger.info("model warm-up finished in %.2fs; ready", self.warmup_seconds)
             while not self._stop.wait(self.poll_seconds):
