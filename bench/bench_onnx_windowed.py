@@ -142,10 +142,10 @@ def cpu_split(
     full, encoder, first = [], [], []
     for _ in range(rounds):
         t = time.thread_time()
-        whole.session.run(None, feed)
+        whole._run_whole(feed, None)
         full.append(time.thread_time() - t)
         t = time.thread_time()
-        prior = parts.prior(feed)
+        prior = parts.prior(feed, None)
         encoder.append(time.thread_time() - t)
         window = windowed._plan(prior.frames, first=windowed.window_frames, size=windowed.chunk_frames)[0]
         t = time.thread_time()

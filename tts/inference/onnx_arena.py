@@ -8,9 +8,12 @@ loaded voice adds its own: the windowed engine tests peaked at 2.2 GB.
 Sessions that call ``use_shared_arena`` instead draw from one arena
 registered with ONNX Runtime's environment, which holds the peak of what
 runs at the same time across all of them (1.7 GB for the same tests, and
-faster). It never shrinks, so it is only for sessions whose runs are bounded
-(windows of at most ``max_window_frames``); a graph run whole, as long as
-its sentence, keeps no arena.
+faster). It never shrinks: it holds the most that ran at once, which a
+split model bounds (no window over ``max_window_frames``). A voice that could
+not be split runs each sentence whole, so the longest sentence it was given
+sets the arena's size (``TTS_SEGMENT_MAX_CHARS`` and the slow-down floor
+bound it; without an arena glibc's heap kept about as much, fragmented, and
+every run was 4x slower).
 """
 
 from __future__ import annotations
