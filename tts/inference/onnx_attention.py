@@ -118,7 +118,10 @@ def _core(producer: dict[str, Any], consumers: dict[str, list[Any]], sources: se
     after: set[int] = set()
     stack = list(sources)
     while stack:
-        for node in consumers.get(stack.pop(), []):
+        name = stack.pop()
+        if name == sink:  # not past conv_o: the rest of the graph is not this layer's core
+            continue
+        for node in consumers.get(name, []):
             if id(node) not in after:
                 after.add(id(node))
                 stack.extend(node.output)
@@ -235,8 +238,13 @@ def _prune(model: Any) -> None:
             stack.extend(node.input)
     kept = [node for node in graph.node if id(node) in needed]
     used = {name for node in kept for name in node.input} | {out.name for out in graph.output}
-    inits = [init for init in graph.initializer if init.name in used]
     del graph.node[:]
     graph.node.extend(kept)
-    del graph.initializer[:]
-    graph.initializer.extend(inits)
+    _drop_initializers(graph, lambda name: name not in used)
+
+
+def _drop_initializers(graph: Any, unused: Any) -> None:
+    """Delete the initializers ``unused(name)`` says nothing reads, in place (a rebuild copies every weight)."""
+    for index in range(len(graph.initializer) - 1, -1, -1):
+        if unused(graph.initializer[index].name):
+            del graph.initializer[index]

@@ -83,8 +83,9 @@ def convs_as_2d(model: Any) -> int:
     # The 3-D weights that nothing reads any more (a weight shared with a subgraph or an output stays).
     used = {name for node in graph.node for name in node.input} | {out.name for out in graph.output}
     has_subgraphs = any(a.type in (a.GRAPH, a.GRAPHS) for node in graph.node for a in node.attribute)
-    if not has_subgraphs:
-        kept = [init for init in graph.initializer if init.name in used or init.name not in replaced]
-        del graph.initializer[:]
-        graph.initializer.extend(kept)
+    if not has_subgraphs:  # in place: a rebuild would copy every weight
+        for index in range(len(graph.initializer) - 1, -1, -1):
+            name = graph.initializer[index].name
+            if name in replaced and name not in used:
+                del graph.initializer[index]
     return converted
