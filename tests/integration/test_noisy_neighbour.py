@@ -18,6 +18,9 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.server, pytes
 
 
 def _bench() -> Any:
+    bench = str(ROOT / "bench")
+    if bench not in sys.path:  # as when it runs as a script: its sibling modules (readiness) import
+        sys.path.append(bench)
     spec = importlib.util.spec_from_file_location("bench_neighbours", ROOT / "bench" / "bench_neighbours.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
