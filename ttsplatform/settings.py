@@ -401,6 +401,8 @@ TTS_LOOKUP_CACHE_S = env_float("TTS_LOOKUP_CACHE_S", 2.0, minimum=0.0)
 # mapped and given back when freed (0: glibc's dynamic threshold).
 TTS_MALLOC_ARENA_MAX = env_int("TTS_MALLOC_ARENA_MAX", 2, minimum=0)
 TTS_MALLOC_MMAP_THRESHOLD = env_int("TTS_MALLOC_MMAP_THRESHOLD", 0, minimum=0)
+# Seconds between two malloc_trim(0) calls, which give the heap's free pages back (0: never).
+TTS_MALLOC_TRIM_S = env_float("TTS_MALLOC_TRIM_S", 10.0, minimum=0.0)
 
 # --- logging --------------------------------------------------------------
 
