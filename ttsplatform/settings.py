@@ -353,6 +353,8 @@ TTS_AUDIO_CACHE_ALIAS = "default"
 TTS_AUDIO_CACHE_L1_BYTES = env_int("TTS_AUDIO_CACHE_L1_BYTES", 64 * 1024 * 1024, minimum=0)
 TTS_AUDIO_CACHE_TTL_S = env_int("TTS_AUDIO_CACHE_TTL_S", 24 * 3600, minimum=1)
 TTS_AUDIO_CACHE_MAX_ENTRY_BYTES = env_int("TTS_AUDIO_CACHE_MAX_ENTRY_BYTES", 8 * 1024 * 1024, minimum=0)
+# In-process bound of the cached entries' alignments (their JSON text, bytes; 0 = none kept here).
+TTS_ALIGNMENT_CACHE_L1_BYTES = env_int("TTS_ALIGNMENT_CACHE_L1_BYTES", 8 * 1024 * 1024, minimum=0)
 # Off: tenants never share entries (timing would tell one what another synthesized).
 TTS_AUDIO_CACHE_SHARE_SHARED_VOICES = env_bool("TTS_AUDIO_CACHE_SHARE_SHARED_VOICES", False)
 TTS_RATE_LIMIT_WINDOW_S = env_int("TTS_RATE_LIMIT_WINDOW_S", 60, minimum=1)
