@@ -6,7 +6,8 @@ configured, unless ``TTS_REQUIRE_SERVICES=1`` (as in CI), where they fail.
 The run ends with the peak resident memory of the pytest process and of its
 largest child (the daphne servers tests start), and fails when either passed
 ``TTS_TEST_MAX_RSS_MB`` (default 3072; 0 turns the check off): the suite must
-fit a small CI machine. Engines a test loads are released when it ends.
+fit a small CI machine. Engines a test loads are released when it ends, those
+of the shared test voices when its module ends.
 """
 
 from __future__ import annotations
@@ -16,32 +17,65 @@ import gc
 import os
 import resource
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.fixtures import *  # noqa: F403
+from tests.fixtures import SESSION_SPECS
 from tests.servers import *  # noqa: F403
+
+if TYPE_CHECKING:
+    from tts.inference.engine import ModelSpec
+    from tts.inference.registry import EngineRegistry
 
 
 @pytest.fixture(autouse=True)
 def _release_engines_loaded_by_the_test() -> Iterator[None]:
-    """Engines a test loaded leave the process's one registry when it ends.
+    """Engines a test loaded leave the process's one registry when it ends, but the test voices'.
 
     The registry keeps an engine per (model version id, sha256, engine). Tests
-    that commit rows (``transaction=True``) make a new joe version, with a new
-    id, every time: without this, each one left an ONNX session (~200 MB) or a
-    torch model behind, and the suite grew to ~15 GB. Engines loaded before the
-    test (a version id that rolled-back tests share) stay: they are reused.
+    that made their own versions (a new id each time) left an ONNX session
+    (~200 MB) or a torch model behind each, and the suite grew to ~15 GB.
+    The joe and Kokoro versions of ``tests/fixtures.py`` have one id per variant
+    for the session (``SESSION_SPECS``): their engines stay for the module's
+    next tests (``_release_session_engines_after_the_module``), unless the test
+    changed what the version loads. Engines loaded before the test stay.
     """
     from tts.services.engines import get_registry
 
     registry = get_registry()
     before = {(spec.id, spec.sha256, spec.engine) for spec in registry.loaded_specs()}
     yield
-    loaded_here = [s for s in registry.loaded_specs() if (s.id, s.sha256, s.engine) not in before]
-    if not loaded_here:
+    loaded_here = [
+        s
+        for s in registry.loaded_specs()
+        if (s.id, s.sha256, s.engine) not in before and not _is_a_session_engine(s)
+    ]
+    _unload(registry, loaded_here)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_session_engines_after_the_module() -> Iterator[None]:
+    """The test voices' engines serve one module's tests, then go: modules that load engines
+    of their own (tests/inference, tests/kokoro) must not find them still held."""
+    yield
+    from tts.services.engines import get_registry
+
+    registry = get_registry()
+    _unload(registry, [s for s in registry.loaded_specs() if s.id in SESSION_SPECS])
+
+
+def _is_a_session_engine(spec: ModelSpec) -> bool:
+    """``spec`` is the unchanged version a test fixture made (same files, same options)."""
+    made = SESSION_SPECS.get(spec.id)
+    return made is not None and made == spec and made.options == spec.options
+
+
+def _unload(registry: EngineRegistry, specs: list[ModelSpec]) -> None:
+    if not specs:
         return
-    for spec in loaded_here:
+    for spec in specs:
         # Dropped, not closed: a thread the test started may still be finishing with it.
         registry.unload(spec.id)
     gc.collect()

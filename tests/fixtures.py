@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,8 +15,44 @@ from rest_framework.test import APIClient
 
 from accounts.keys import api_key_create
 from accounts.models import ApiKey, Membership, Plan, Tenant
+from tts.inference.engine import ModelSpec
 from tts.models import ModelVersion, Voice
+from tts.services.engines import spec_for
 from tts.services.model_import import file_sha256
+
+# Session ids of the test voices' versions, far above what a sequence hands out.
+_SESSION_ID_BASE = 2_000_000_000
+_session_ids: dict[tuple[str, ...], int] = {}
+#: The version each session id stands for: ``tests/conftest.py`` keeps these engines loaded between tests.
+SESSION_SPECS: dict[int, ModelSpec] = {}
+
+
+def _session_id(version: ModelVersion) -> int:
+    """One id per distinct joe or Kokoro version (engine, files, options) for the whole session.
+
+    The engine registry is keyed by version id, and PostgreSQL hands out a new
+    id in every test (its sequences do not roll back): each test loaded its voice
+    afresh (0.5 s for joe, several for Kokoro). With one id per distinct version,
+    the engine the previous test loaded serves the next, as one process serves
+    many requests; a version with other files or options gets an id of its own.
+    """
+    key = (
+        version.model_id,
+        version.engine,
+        version.model_path,
+        version.config_path,
+        version.sha256,
+        version.device,
+        json.dumps(version.options, sort_keys=True),
+    )
+    return _session_ids.setdefault(key, _SESSION_ID_BASE + len(_session_ids))
+
+
+def _save_with_session_id(version: ModelVersion) -> ModelVersion:
+    version.pk = _session_id(version)
+    version.save(force_insert=True)
+    SESSION_SPECS[version.pk] = spec_for(version)
+    return version
 
 
 @functools.cache
@@ -36,10 +73,11 @@ def make_joe(
     (``joe_parts``), as an import stores them.
 
     The engine defaults to ``TTS_TEST_ENGINE`` (``piper-onnx``): ``make test``
-    runs the API suite a second time with ``vits-torch``.
+    runs the API suite a second time with ``vits-torch``. The version's id is
+    the same in every test that makes the same variant (``_session_id``).
     """
     engine = engine or joe_engine()
-    version = ModelVersion.objects.create(
+    version = ModelVersion(
         model_id="en_US-joe-medium",
         version="1",
         engine=engine,
@@ -52,6 +90,7 @@ def make_joe(
         languages=["en"],
         status=ModelVersion.Status.ACTIVE,
     )
+    _save_with_session_id(version)
     voice = Voice.objects.create(voice_id="joe", name="Joe", language="en", model_id=version.model_id)
     return version, voice
 
@@ -124,9 +163,18 @@ def kokoro_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def make_kokoro(directory: str) -> list[Voice]:
     """Kokoro-82M's version (active) and its five Japanese voices, as ``import_kokoro_voices`` registers them."""
+    from infra.lookup_cache import clear_lookup_caches
     from tts.services.kokoro_import import import_kokoro_voices
 
-    return import_kokoro_voices(activate=True, dest_dir=directory).voices
+    result = import_kokoro_voices(activate=True, dest_dir=directory)
+    # Renumbered to its session id (``_session_id``): nothing refers to the new row yet.
+    version = result.model_version
+    session_id = _session_id(version)
+    if version.pk != session_id:
+        ModelVersion.objects.filter(pk=version.pk).update(id=session_id)
+        clear_lookup_caches()
+    SESSION_SPECS[session_id] = spec_for(ModelVersion.objects.get(pk=session_id))
+    return result.voices
 
 
 @pytest.fixture

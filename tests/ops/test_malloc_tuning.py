@@ -17,6 +17,7 @@ def test_it_applies_the_limits_on_glibc() -> None:
 def test_threads_share_the_bounded_arenas() -> None:
     # Eight threads allocating at once: without a bound glibc makes an arena for each that
     # finds the others busy; with arena_max=2 there are at most two besides the main one.
+    # 200 rounds each make all eight arenas as 2,000 did (8 against 1 here), in a tenth of the time.
     script = textwrap.dedent(
         """
         import sys, threading
@@ -26,7 +27,7 @@ def test_threads_share_the_bounded_arenas() -> None:
         start = threading.Barrier(8)
         def work():
             start.wait()
-            for _ in range(2000):
+            for _ in range(200):
                 blocks = [bytearray(4096) for _ in range(64)]
                 del blocks
         threads = [threading.Thread(target=work) for _ in range(8)]
