@@ -211,18 +211,22 @@ def test_a_multi_speaker_voice_splits_and_matches(random_voice_x_low_multi, tmp_
 
 def test_no_session_keeps_memory_per_input_shape(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:
     # Every sentence has its own length: ONNX Runtime's memory pattern, cached per input shape, grew a
-    # server by about 40 MB per 1,000 requests (bench/bench_soak.py). Every session uses the process's
-    # shared arena (without one every run faults its activations in afresh): for a split model what it
-    # keeps is bounded by the largest window a run decodes.
+    # server by about 40 MB per 1,000 requests (bench/bench_soak.py). A split model's sessions use the
+    # process's shared arena (without one every run faults its activations in afresh): what it keeps is
+    # bounded by the largest window a run decodes.
     whole, windowed = engines
     assert whole.session is not None and windowed._parts is not None
     parts = windowed._parts
-    sessions = [whole.session, parts.encoder, parts.flow, parts.decoder]
+    sessions = [parts.encoder, parts.flow, parts.decoder]
     sessions += [s for s in (parts.wide_encoder,) if s is not None]
     for session in sessions:
         options = session.get_session_options()
         assert not options.enable_mem_pattern and options.enable_cpu_mem_arena
         assert options.get_session_config_entry("session.use_env_allocators") == "1"
+        assert options.get_session_config_entry("session.use_device_allocator_for_initializers") == "1"
+    # The whole graph's runs are as long as the sentence: no arena to keep the longest's.
+    options = whole.session.get_session_options()
+    assert not options.enable_mem_pattern and not options.enable_cpu_mem_arena
 
 
 def test_no_run_decodes_more_than_the_window_bound(engines: tuple[PiperOnnxEngine, PiperOnnxEngine]) -> None:

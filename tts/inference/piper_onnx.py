@@ -105,6 +105,8 @@ class _Parts:
         self.parts = parts
         self.names = parts.names
         self.hop = parts.hop_length
+        # Windowed runs are bounded (max_window_frames): they share the process's arena.
+        use_shared_arena(options)
         # The noise is drawn in the encoder (the split refuses flow or decoder parts that draw any).
         encoder = seedable_graph(_load_graph(parts.paths["encoder"]))
         self.noise_keys = encoder.keys
@@ -182,11 +184,13 @@ class PiperOnnxEngine:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        # Every session draws from the process's arena (onnx_arena): without one each run faults
-        # its activations in afresh (the unsplit graph took 4x as long as with it). No memory
-        # pattern: ONNX Runtime keeps one per input shape it has seen, and every sentence has its
-        # own shape, so a server's memory grew with each new length (bench/bench_soak.py).
-        use_shared_arena(options)
+        # No arena of its own: a split model's sessions share the process's (onnx_arena), and the
+        # whole graph, whose runs are as long as the sentence, keeps none (an arena would hold the
+        # longest's activations, 900 MB for 349 characters at half speed; such a voice is about
+        # 4x slower for it). No memory pattern: ONNX Runtime keeps one per input shape it has
+        # seen, and every sentence has its own shape, so a server's memory grew with each new
+        # length (bench/bench_soak.py).
+        options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():

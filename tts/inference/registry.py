@@ -138,6 +138,11 @@ class EngineRegistry:
         # (the old version completes what it started); dropping our reference
         # frees its memory once they are done.
         logger.info("unloaded model version %s", key[0])
+        del entry
+        # What the engine's runs left in the shared ONNX Runtime arena and no run holds now.
+        from .onnx_arena import shrink_shared_arena
+
+        shrink_shared_arena()
 
     def close_all(self) -> None:
         with self._lock:
