@@ -66,9 +66,18 @@ beat: $(VENV)/.installed
 	@mkdir -p $(or $(VAR_DIR),var)
 	$(BIN)/celery -A ttsplatform beat -l info -s $(or $(VAR_DIR),var)/celerybeat-schedule
 
+# With no PYTEST_ARGS: the engine tests (tests/inference) in a pytest process of their own. Each of
+# their modules holds several engines and the activations of long sentences at once, and on top of
+# what the rest of the suite leaves held one process reached 2.9-3.4 GB, past the bound the run
+# enforces (TTS_TEST_MAX_RSS_MB, 3 GB: docs/benchmarks.md, "Memory of the test suite").
 test: $(VENV)/.installed-dev
 	bash tests/install_system_deps.sh $(BIN)/pip
+ifeq ($(strip $(PYTEST_ARGS)),)
+	$(BIN)/python -m pytest --ignore=tests/inference
+	$(BIN)/python -m pytest -q tests/inference
+else
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+endif
 	# The same API suite with the joe voice served by the PyTorch engine.
 	TTS_TEST_ENGINE=vits-torch $(BIN)/python -m pytest -q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py
 

@@ -12,7 +12,13 @@ from tests.fixtures import make_joe, make_tenant
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-TEXT = "Hello from the browser. The harbour is quiet, and the boats are home."
+# Four sentences: each goes out as it is synthesized, so the reads see pieces even when the page
+# starts reading late (two short sentences once arrived whole before the first read, under load).
+TEXT = (
+    "Hello from the browser. The harbour is quiet, and the boats are home. "
+    "Gulls circle over the pier while the fishermen mend their nets. "
+    "By evening the lamps along the water are lit, one after another."
+)
 
 # The guide's client: fetch, then res.body.getReader() until done, the chunks joined into one WAV.
 FETCH = """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from django.core.cache import caches
@@ -23,28 +24,34 @@ def cache() -> AlignmentCache:
     return AlignmentCache()
 
 
-def test_it_gives_back_what_was_put(cache: AlignmentCache) -> None:
+@pytest.fixture
+def key() -> str:
+    """A prefix of this test's own: with REDIS_URL the second level outlives the test (and the run)."""
+    return f"test-{uuid.uuid4().hex}"
+
+
+def test_it_gives_back_what_was_put(cache: AlignmentCache, key: str) -> None:
     entry = alignment(150)
-    cache.put("key-1", entry)
-    assert cache.get("key-1") == entry
-    assert cache.get("key-2") is None and cache.get(None) is None
+    cache.put(f"{key}-1", entry)
+    assert cache.get(f"{key}-1") == entry
+    assert cache.get(f"{key}-2") is None and cache.get(None) is None
 
 
-def test_the_bound_counts_the_json_bytes(cache: AlignmentCache) -> None:
+def test_the_bound_counts_the_json_bytes(cache: AlignmentCache, key: str) -> None:
     one = len(json.dumps(alignment(150), separators=(",", ":")))
     with override_settings(TTS_ALIGNMENT_CACHE_L1_BYTES=10 * one):
         for i in range(25):
-            cache.put(f"key-{i}", alignment(150))
-        held = [i for i in range(25) if cache._cache._l1_get(f"key-{i}:alignment") is not None]
+            cache.put(f"{key}-{i}", alignment(150))
+        held = [i for i in range(25) if cache._cache._l1_get(f"{key}-{i}:alignment") is not None]
     # Ten entries' worth of bytes: the newest ten stay, in this process.
     assert held == list(range(15, 25))
     assert cache._cache._l1_size <= 10 * one
 
 
-def test_none_is_kept_in_process_at_zero(cache: AlignmentCache) -> None:
+def test_none_is_kept_in_process_at_zero(cache: AlignmentCache, key: str) -> None:
     with override_settings(TTS_ALIGNMENT_CACHE_L1_BYTES=0):
-        cache.put("key-0", alignment(10))
-        assert cache._cache._l1_get("key-0:alignment") is None
+        cache.put(f"{key}-0", alignment(10))
+        assert cache._cache._l1_get(f"{key}-0:alignment") is None
 
 
 def test_an_older_dict_entry_in_redis_still_reads() -> None:
