@@ -52,7 +52,9 @@ def _release_engines_loaded_by_the_test() -> Iterator[None]:
         for s in registry.loaded_specs()
         if (s.id, s.sha256, s.engine) not in before and not _is_a_session_engine(s)
     ]
-    _unload(registry, loaded_here)
+    if loaded_here:
+        _unload(registry, loaded_here)
+        _return_freed_memory()
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -64,10 +66,9 @@ def _release_session_engines_after_the_module() -> Iterator[None]:
 
     registry = get_registry()
     _unload(registry, [s for s in registry.loaded_specs() if s.id in SESSION_SPECS])
-    # Engines the module made itself (tests/inference) never pass through the registry, which
-    # shrinks the shared ONNX Runtime arena on unload: what their runs grew stayed held (about
-    # 480 MB after the windowed engine tests, and the suite peaked at 3.4 GB).
-    gc.collect()
+    # Always, not only after an unload: engines the module made itself (tests/inference) never pass
+    # through the registry, which shrinks the shared ONNX Runtime arena on unload, and what their runs
+    # grew stayed held (about 480 MB after the windowed engine tests; the suite peaked at 3.4 GB).
     _return_freed_memory()
 
 
@@ -78,20 +79,17 @@ def _is_a_session_engine(spec: ModelSpec) -> bool:
 
 
 def _unload(registry: EngineRegistry, specs: list[ModelSpec]) -> None:
-    if not specs:
-        return
     for spec in specs:
         # Dropped, not closed: a thread the test started may still be finishing with it.
         registry.unload(spec.id)
-    gc.collect()
-    _return_freed_memory()
 
 
 def _return_freed_memory() -> None:
-    """Give the shared ONNX Runtime arena's free regions and freed heap back to the OS (glibc
-    keeps it otherwise, and RSS would not fall)."""
+    """Collect what was dropped, then give the shared ONNX Runtime arena's free regions and freed
+    heap back to the OS (glibc keeps it otherwise, and RSS would not fall)."""
     from tts.inference.onnx_arena import shrink_shared_arena
 
+    gc.collect()
     shrink_shared_arena()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
