@@ -8,8 +8,8 @@ platform's length scale becomes ``speed = 1 / length_scale``.
 
 The served graph has a second output, ``durations`` (frames per token, 600
 samples each), added at import (``tts.inference.kokoro_model``): word
-timings come from the model. Phonemes come from ``kokoro_g2p``, which keeps
-the characters each word was read from.
+timings come from the model. Phonemes come from the language's front end
+(``tts.text.g2p``), which keeps the characters each word was read from.
 """
 
 from __future__ import annotations
@@ -25,23 +25,12 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 
+from tts.text.g2p import PUNCTUATION, PhonemeWord, g2p_for
+
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
-from .kokoro_g2p import PUNCTUATION, KokoroG2P, PhonemeWord
 from .kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, MAX_TOKENS
 
 logger = logging.getLogger(__name__)
-
-_g2p: KokoroG2P | None = None
-_g2p_lock = threading.Lock()
-
-
-def shared_g2p() -> KokoroG2P:
-    """One G2P per process (pyopenjtalk's dictionary is loaded once, ~1 s)."""
-    global _g2p
-    with _g2p_lock:
-        if _g2p is None:
-            _g2p = KokoroG2P()
-    return _g2p
 
 
 @dataclass(frozen=True)
@@ -108,7 +97,7 @@ class KokoroOnnxEngine:
         self.frame_samples = int(config.get("frame_samples", FRAME_SAMPLES))
         self.max_tokens = min(int(config.get("max_tokens", MAX_TOKENS)), self.styles.shape[1])
         self.num_speakers = len(self.voice_names)
-        self.g2p = shared_g2p()
+        self.g2p = g2p_for("ja")  # one per process (pyopenjtalk's dictionary is loaded once, ~1 s)
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = max(1, threads)

