@@ -80,8 +80,32 @@ class EngineOutput:
     phoneme_samples: np.ndarray | None = None
 
 
+class StreamPace(Protocol):
+    """How far a stream's delivered audio runs ahead of its listener's real-time playback.
+
+    The contract between the streaming pipeline (which measures it from what was
+    actually sent) and a windowed engine's ``iter_synthesize_ids(..., pace=...)``
+    (which decodes small windows only while the listener waits, and the rest of a
+    sentence the way a whole-file request does once the stream is comfortably ahead).
+    """
+
+    def lead_s(self) -> float:
+        """Seconds of audio sent beyond what playback, started at the first byte, has used up.
+
+        Before the first byte: 0 (the listener is waiting). Negative: late (an underrun).
+        """
+        ...
+
+
 class Engine(Protocol):
-    """One loaded model version."""
+    """One loaded model version.
+
+    A windowed engine (Piper's split ONNX graph, the PyTorch engine, Kokoro once split) also has
+    ``windowed: bool`` and ``iter_synthesize_ids(phoneme_ids, params, *, window_frames=None,
+    pace: StreamPace | None = None) -> Iterator[EngineOutput]``: the sentence's audio in pieces
+    whose concatenation equals ``synthesize_ids``' (within the engine's stated SNR), the first
+    piece carrying ``phoneme_samples`` for the whole sentence.
+    """
 
     sample_rate: int
     num_speakers: int
