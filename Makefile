@@ -11,7 +11,14 @@ PORT ?= 8000
 # their own environment (tests/settings.py), as production does.
 run worker beat: export DEBUG ?= true
 
-.PHONY: run serve test screenshots lint typecheck bench install install-dev worker beat clean
+.PHONY: run serve test screenshots lint typecheck bench install install-dev worker beat clean voices
+
+# Kokoro's 54 voices: kokoro-js@1.2.1 from the npm registry with `npm pack` (nothing of it runs), each
+# file checked against tts/inference/data/kokoro-js-1.2.1.sha256, into var/npm (git ignores var/).
+# Offline and instant once the checked files are there.
+KOKORO_VOICES_DIR ?= $(or $(TTS_KOKORO_VOICES_DIR),var/npm)
+voices: $(VENV)/.installed
+	$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR)
 
 # First runs install for minutes: say so, and let pip show what it fetches.
 $(BIN)/python:
@@ -36,6 +43,8 @@ install-dev: $(VENV)/.installed-dev
 
 run: $(VENV)/.installed
 	@$(BIN)/python -m ttsplatform.dev_settings
+	@$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR) || \
+	  echo "==> Kokoro's voices other than Japanese are not available (npm could not fetch them; see above)"
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT)
 	@echo "Serving on http://$(HOST):$(PORT)  (dashboard /, admin /admin/, API /v1/...)"
@@ -50,7 +59,7 @@ run: $(VENV)/.installed
 # The production web tier on this machine: one port, one daphne process per CPU (WEB_PROCESSES to
 # override), each with WebSockets and its own model lifecycle (docs/operations.md). Set REDIS_URL:
 # without it rate limits, caches and job events are per process.
-serve: $(VENV)/.installed
+serve: $(VENV)/.installed voices
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT)
 	$(BIN)/python -m ttsplatform.serve --host $(HOST) --port $(PORT) $(if $(WEB_PROCESSES),--processes $(WEB_PROCESSES))
@@ -72,6 +81,7 @@ beat: $(VENV)/.installed
 # enforces (TTS_TEST_MAX_RSS_MB, 3 GB: docs/benchmarks.md, "Memory of the test suite").
 test: $(VENV)/.installed-dev
 	bash tests/install_system_deps.sh $(BIN)/pip
+	$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR)
 ifeq ($(strip $(PYTEST_ARGS)),)
 	$(BIN)/python -m pytest --ignore=tests/inference
 	$(BIN)/python -m pytest -q tests/inference
