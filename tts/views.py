@@ -26,6 +26,7 @@ from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
 from tts.models import Job, PronunciationDictionary, SynthesisRecord
+from tts.services.default_voices import default_voice_for_text
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import (
     DOWNLOAD_FORMATS,
@@ -354,16 +355,23 @@ def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
     month_left = None
     if plan.monthly_character_limit:
         month_left = max(0, plan.monthly_character_limit - usage_for_period(request.tenant).characters)
-    limits = (min(plan.job_max_characters, month_left if month_left is not None else plan.job_max_characters),
-              month_left)
+    limits = (
+        min(plan.job_max_characters, month_left if month_left is not None else plan.job_max_characters),
+        month_left,
+    )
     request._job_limits = limits  # type: ignore[attr-defined]
     return limits
 
 
 def _job_form(request: TenantRequest, data: Any = None) -> JobSubmitForm:
+    voices = list(voices_served_for_tenant(request.tenant))
+    # Preselected: the voice for the (empty, so English) text's language, not the first by name.
+    default = default_voice_for_text(request.tenant, "")
+    initial = {"voice": default.voice_id} if default is not None and default in voices else None
     return JobSubmitForm(
         data,
-        voices=list(voices_served_for_tenant(request.tenant)),
+        initial=initial,
+        voices=voices,
         formats=DOWNLOAD_FORMATS,
         # The plan's per-job limit; the month's remainder is the quota's to refuse, with its own message.
         max_chars=request.tenant.plan.job_max_characters,

@@ -63,8 +63,13 @@ class ProtocolError(Exception):
 
     def as_message(self) -> dict[str, Any]:
         # request_id: the connection's (set by the websocket middleware), to quote in a bug report.
-        return {"message": self.message, "error": self.code, "code": self.close_code, "param": self.field,
-                "request_id": current_request_id.get()}
+        return {
+            "message": self.message,
+            "error": self.code,
+            "code": self.close_code,
+            "param": self.field,
+            "request_id": current_request_id.get(),
+        }
 
 
 @dataclass(frozen=True)

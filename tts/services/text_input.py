@@ -17,6 +17,8 @@ from django.conf import settings
 from accounts.models import Tenant
 from accounts.quota import characters_per_request_limit
 from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format, parse_openai_format
+from tts.models import ModelVersion, Voice
+from tts.text.g2p import has_g2p
 from tts.text.language import check_language
 from tts.text.prepare import TextError, prepare_text
 from tts.text.segment import Segment
@@ -37,6 +39,16 @@ def validate_text(text: object, *, tenant: Tenant, field: str = "text", limit: i
             field=field,
         )
     return text
+
+
+def voice_languages(voice: Voice, model_version: ModelVersion) -> list[str]:
+    """What a voice reads, its own language first: its model's languages (a Kokoro voice reads every
+    language its model has a front end for, ``tts.text.g2p``; Piper's voices their one)."""
+    languages = list(dict.fromkeys([voice.language, *model_version.languages]))
+    if model_version.engine == ModelVersion.Engine.KOKORO_ONNX:
+        readable = [code for code in languages if has_g2p(code)]
+        return readable or languages
+    return languages
 
 
 def speaking_language(text: str, languages: Sequence[str], requested: str | None) -> str:

@@ -198,10 +198,24 @@ def detect_language(text: str, candidates: Sequence[str], *, prefer: str | None 
     if mass <= 0 or _candidate_score(scores, best) / mass < _MIN_CHOICE_SHARE:
         return None
     if prefer in compatible and best != prefer and dominant in _SCRIPTS.get(prefer, ()):
+        if prefer == "ja" and dominant == "Han" and _japanese_kanji_only(sample):
+            return prefer  # Japanese writes every one of these characters: a Japanese voice reads it so
         pair = _candidate_score(scores, best) + _candidate_score(scores, prefer)
         if pair <= 0 or _candidate_score(scores, best) / pair < _MIN_SWITCH_SHARE:
             return prefer
     return best
+
+
+def _japanese_kanji_only(text: str) -> bool:
+    """Whether every Han character of ``text`` is one Japanese writes (in JIS X 0208, as cp932 encodes
+    it): "日本国憲法第九条" is, "欢迎使用" (simplified Chinese) is not."""
+    for char in text:
+        if script_of(char) == "Han":
+            try:
+                char.encode("cp932")
+            except UnicodeEncodeError:
+                return False
+    return True
 
 
 def _foreign_language(sample: str, script: str) -> str:
