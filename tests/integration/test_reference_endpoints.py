@@ -1,5 +1,8 @@
 """The reference deployments' endpoints, called as their documents show, with ``requests`` against daphne."""
 
+# The articles' Chinese requests verbatim: their full-width punctuation is the point.
+# ruff: noqa: RUF001
+
 from __future__ import annotations
 
 import base64

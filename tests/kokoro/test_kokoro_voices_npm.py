@@ -56,7 +56,7 @@ def test_a_changed_voice_file_is_refused(npm_dir: Path, tmp_path: Path) -> None:
     data[1000] ^= 1
     path.write_bytes(bytes(data))
     assert verified_dir(copy) is None
-    with pytest.raises(KokoroVoicesError, match="zf_xiaobei.bin does not match its SHA-256"):
+    with pytest.raises(KokoroVoicesError, match=r"zf_xiaobei\.bin does not match its SHA-256"):
         read_voices(copy, ["zf_xiaobei"])
 
 
