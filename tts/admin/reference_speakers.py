@@ -27,7 +27,9 @@ class ReferenceSpeakerForm(forms.ModelForm):
         current = self.instance.voice_id if self.instance and self.instance.pk else ""
         if current and current not in {value for value, _ in choices}:
             choices.append((current, f"{current} (not installed)"))
-        self.fields["voice_id"].choices = choices
+        field = self.fields["voice_id"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = choices
 
 
 @admin.register(ReferenceSpeaker)

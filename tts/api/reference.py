@@ -41,6 +41,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
+from tts.models import Voice
 from tts.services.default_voices import default_voice_for_text
 from tts.services.model_import import activate_model_version, model_version_named
 from tts.services.reference_speakers import speaker_voice
@@ -76,6 +77,7 @@ def _request(request: Request, data: dict[str, Any], fmt_name: str, language: st
     tenant = request_tenant(request)
     language = (language or "").strip() or None
     speaker = (data.get("speaker") or "").strip()
+    voice: Voice | None
     if speaker:
         voice = speaker_voice(tenant, speaker)
     else:
