@@ -1,6 +1,6 @@
 """Grapheme-to-phoneme front ends, one module per language, picked by language code.
 
-Each module (``ja``; ``en``, ``es``, ``fr``, ``hi``, ``it``, ``pt`` through
+Each module (``ja``, ``zh``; ``en``, ``es``, ``fr``, ``hi``, ``it``, ``pt`` through
 espeak-ng in ``espeak``; the others beside them) owns its language's
 reading rules and offers a class with ``phonemize(text) -> PhonemizedText``
 (``base.G2P``). ``g2p_for`` loads a language's front end on first use (some
@@ -26,6 +26,7 @@ FRONT_ENDS: dict[str, str] = {
     "it": "it:ItalianG2P",
     "ja": "ja:JapaneseG2P",
     "pt": "pt:PortugueseG2P",
+    "zh": "zh:ChineseG2P",
 }
 
 _loaded: dict[str, G2P] = {}
