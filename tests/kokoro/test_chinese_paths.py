@@ -9,6 +9,7 @@ WebSocket (pieces cut at Chinese clause ends) and the multi-context WebSocket.""
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 
 import httpx
@@ -58,7 +59,7 @@ def test_timestamps_per_character_from_the_models_durations(tenant_a: TenantCtx,
     han = [i for i, ch in enumerate(text) if ch != "。"]
     # Every character its own span, from the model's durations: strictly one after another.
     assert all(starts[i] < ends[i] for i in han)
-    assert all(starts[a] < starts[b] and ends[a] <= starts[b] + 1e-6 for a, b in zip(han, han[1:], strict=False))
+    assert all(starts[a] < starts[b] and ends[a] <= starts[b] + 1e-6 for a, b in itertools.pairwise(han))
     assert abs(ends[-1] - duration) < 0.1
 
 

@@ -40,7 +40,8 @@ _RUNAWAY_CHARS = 2000
 _SENTENCE_END = re.compile(
     r"[.!?;:][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f][\u300d\u300f\uff09\"'\u201d\u2019)\]]*"
 )
-# Where a buffer without spaces may be cut when no sentence has ended: after a clause mark (、，；：).
+# Where a buffer without spaces may be cut when no sentence has ended: after a clause mark
+# (the ideographic comma, full-width comma, semicolon and colon).
 _CLAUSE_BREAKS = (" ", "\n", "\u3001", "\uff0c", "\uff1b", "\uff1a")
 #: How far back a search of new text starts: a sentence end (its closing quotes and the
 #: space after them) may straddle two messages.
