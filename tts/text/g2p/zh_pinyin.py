@@ -265,6 +265,20 @@ def read_run(run: str) -> tuple[list[str | None], list[tuple[int, int]]]:
     return readings, words
 
 
+def word_boundaries(run: str) -> list[int]:
+    """Offsets inside ``run`` where jieba ends a word (the end of the run excluded)."""
+    if not _ready:
+        load()
+    import jieba
+
+    bounds = []
+    pos = 0
+    for word in jieba.lcut(run):
+        pos += len(word)
+        bounds.append(pos)
+    return bounds[:-1]
+
+
 @lru_cache(maxsize=4096)
 def pinyin_phonemes(reading: str) -> str:
     """One syllable (``hang2``) as Kokoro's phonemes (``xa↗ŋ``), as misaki writes it for Kokoro v1.0;
