@@ -26,7 +26,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_startup import free_port, get, memory_mb  # noqa: E402
+from bench_startup import free_port, get, memory_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_MB = 1300
@@ -149,7 +149,8 @@ def main() -> None:
     for name, spoken, r, h in rows:
         print(f"| {name} | {spoken} | {r:.0f} | {h:.0f} |")
     verdict = "PASS" if hwm < TARGET_MB else "FAIL"
-    print(f"\n| figure | value | target | |\n|---|---:|---:|---|\n| peak resident (VmHWM) | {hwm:.0f} MB | < {TARGET_MB} MB | {verdict} |")
+    print("\n| figure | value | target | |\n|---|---:|---:|---|")
+    print(f"| peak resident (VmHWM) | {hwm:.0f} MB | < {TARGET_MB} MB | {verdict} |")
     if failures:
         print("\nnot spoken: " + ", ".join(failures))
 
