@@ -1,10 +1,9 @@
 """Chinese through every path, one short sentence each, with a Chinese Kokoro voice: REST whole,
 timestamps per character, the cache, captions, a job, history search, dictionaries (alias rules
 inside Chinese text), the playground's default; and against daphne: the chunked stream, SSE, the
-WebSocket (pieces cut at Chinese clause ends) and the multi-context WebSocket."""
+WebSocket (pieces cut at Chinese sentence ends) and the multi-context WebSocket."""
 
 # Chinese text: its full-width punctuation is the point.
-# ruff: noqa: RUF001
 
 from __future__ import annotations
 
@@ -145,35 +144,30 @@ class TestServed:
         pcm = b"".join(base64.b64decode(e["audio"]) for e in events if e["type"] == "speech.audio.delta")
         _speech(pcm, "pcm_24000", 24000)
 
-    def test_the_websocket_cuts_chinese_pieces_at_clause_ends(
+    def test_the_websocket_cuts_chinese_pieces_at_chinese_sentence_ends(
         self, live_server_url: str, tenant_a: TenantCtx, kokoro: Voice
     ) -> None:
-        pieces = ["今天", "天气", "很好，", "我们", "去公园", "散步。"]
+        pieces = ["今天", "天气", "很好。", "我们", "去", "散步。"]
         url = live_server_url.replace("http://", "ws://") + f"/v1/text-to-speech/{VOICE}/stream-input"
-        with connect(f"{url}?output_format=pcm_24000&xi-api-key={tenant_a.key}") as ws:
-            ws.send(json.dumps({"text": " ", "generation_config": {"chunk_length_schedule": [5]}}))
+        with connect(f"{url}?output_format=pcm_24000&auto_mode=true&xi-api-key={tenant_a.key}") as ws:
+            ws.send(json.dumps({"text": " "}))
             for piece in pieces:
                 ws.send(json.dumps({"text": piece}))
             ws.send(json.dumps({"text": ""}))
             audio, messages = read_to_close(ws)
         spoken = ["".join(m["alignment"]["chars"]).strip() for m in messages if m.get("audio") and m.get("alignment")]
-        # No spaces anywhere: the buffer is cut after the full-width comma, then at the full stop.
-        assert spoken == ["今天天气很好，", "我们去公园散步。"], spoken
+        # No spaces anywhere: each piece is spoken as soon as its full-width full stop arrives.
+        assert spoken == ["今天天气很好。", "我们去散步。"], messages
         _speech(audio, "pcm_24000", 24000, "".join(pieces))
         assert SynthesisRecord.objects.get(source="websocket").text == "".join(pieces)
 
     def test_the_multi_context_websocket(self, live_server_url: str, tenant_a: TenantCtx, kokoro: Voice) -> None:
         url = live_server_url.replace("http://", "ws://") + f"/v1/text-to-speech/{VOICE}/multi-stream-input"
-        audio = bytearray()
         with connect(f"{url}?output_format=pcm_24000") as ws:
             ws.send(json.dumps({"text": " ", "context_id": "zh", "xi_api_key": tenant_a.key}))
             ws.send(json.dumps({"text": TEXT, "context_id": "zh"}))
             ws.send(json.dumps({"text": "", "context_id": "zh", "flush": True}))
-            while True:
-                msg = json.loads(ws.recv(timeout=120))
-                if msg.get("audio"):
-                    audio += base64.b64decode(msg["audio"])
-                if msg.get("isFinal"):
-                    break
-            ws.send(json.dumps({"close_socket": True}))
-        _speech(bytes(audio), "pcm_24000", 24000)
+            ws.send(json.dumps({"close_socket": True}))  # after what was flushed is spoken
+            rest, messages = read_to_close(ws)
+        assert any(m.get("isFinal") and m.get("contextId") == "zh" for m in messages), messages
+        _speech(rest, "pcm_24000", 24000)
