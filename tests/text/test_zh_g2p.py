@@ -12,11 +12,14 @@ import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tts.text.g2p import PUNCTUATION, g2p_for
 from tts.text.g2p.zh import ChineseG2P, kokoro_vocabulary
 from tts.text.g2p.zh_latin import english_phonemes
 from tts.text.g2p.zh_pinyin import pinyin_phonemes, read_run
+from tts.text.rules import zh as zh_rules
 
 # The shared bench texts and reference articles, where the checkout has them beside it.
 REFERENCE = Path(__file__).resolve().parents[2].parent / "shared"
@@ -61,6 +64,8 @@ POLYPHONES: list[tuple[str, str, str]] = [
     ("祝你快乐", "快乐", "kuai4 le4"),
     ("还有一个", "还", "hai2"),
     ("我去还书", "还", "huan2"),
+    ("请还我钱", "还", "huan2"),
+    ("他还没来", "还", "hai2"),
     ("都是我的", "都", "dou1"),
     ("现代都市", "都市", "du1 shi4"),
     ("他成为了老师", "成为", "cheng2 wei2"),
@@ -260,3 +265,30 @@ def test_it_never_opens_a_connection(g2p: ChineseG2P, monkeypatch: pytest.Monkey
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     assert g2p("数字、日期和英文单词：Kubernetes集群，2024年。")
+
+
+@settings(max_examples=150, deadline=None, database=None, derandomize=True)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(
+            list("银行长了重的一不好你我他是Python AI，。！？、《》…—0123456789%:-./¥年月日ＡＢ１２")
+        ),
+        max_size=60,
+    )
+)
+def test_it_reads_any_mix_with_placed_words(text: str) -> None:
+    result = g2p_for("zh").phonemize(text)
+    assert set(result.phonemes) <= kokoro_vocabulary()
+    previous_end = 0
+    for word in result.words:
+        assert 0 <= word.start < word.end <= len(result.phonemes)
+        assert word.char_start == -1 or 0 <= word.char_start < word.char_end <= len(text)
+        assert word.char_start == -1 or word.char_start >= previous_end
+        previous_end = max(previous_end, word.char_end)
+
+
+@pytest.mark.parametrize("text", [t for t in _corpus()[:40]])
+def test_reading_rules_are_idempotent(text: str) -> None:
+    # The pipeline normalizes a segment, then the front end applies the rules again: nothing changes.
+    once = zh_rules.normalize(text).text
+    assert zh_rules.normalize(once).text == once

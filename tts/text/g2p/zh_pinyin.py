@@ -89,7 +89,7 @@ CONTEXT_READINGS: dict[str, list[_Rule]] = {
     # 地: de after a two-character adverb or adjective ("慢慢地走", "高兴地说"); dì as a noun ("这块地").
     "地": [("(?:个|块|片|亩|这|那)$", "", "", "di4")],
     # 还: huán "give back" before what is given back.
-    "还": [("", "^(?:给|钱|款|债|书|清|贷|账|回来|回去)", "", "huan2")],
+    "还": [("", "^(?:[我你他她它]们?)?(?:给|钱|款|债|书|清|贷|账|回来|回去)", "", "huan2")],
     # 行: háng as a measure word ("一行字", "几行代码"), not in "一行人" (a party).
     "行": [("[一二两三四五六七八九十几每多数第]$", "", "^[人动走程]", "hang2")],
     # 只: zhī as a measure word ("两只猫", "这只"), zhǐ "only" before a verb ("这只是").
