@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET
 from accounts.quota import characters_per_request_limit, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.models import SynthesisRecord
-from tts.services.default_voices import default_voice_for_text, language_voices
+from tts.services.default_voices import default_voice_among, language_voices
 from tts.services.history import history_for_tenant
 from tts.services.history_export import DOWNLOAD_FORMATS
 from tts.services.voices import active_model_versions, voices_served_for_tenant
@@ -74,8 +74,7 @@ def playground(request: TenantRequest) -> HttpResponse:
     # The voice for the sample text's language (English: the default voice); the page switches to the
     # voice of another language's text as it is typed, until a voice is chosen by hand.
     served = {v.voice_id: v for v in voices}
-    default = default_voice_for_text(request.tenant, PLAYGROUND_SAMPLE_TEXT)
-    default_voice = served.get(default.voice_id) if default is not None else None
+    default_voice = default_voice_among(voices, PLAYGROUND_SAMPLE_TEXT)
     context = dashboard_context(
         request,
         page="playground",

@@ -26,7 +26,7 @@ from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
 from tts.models import Job, PronunciationDictionary, SynthesisRecord
-from tts.services.default_voices import default_voice_for_text
+from tts.services.default_voices import default_voice_among
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import (
     DOWNLOAD_FORMATS,
@@ -366,8 +366,8 @@ def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
 def _job_form(request: TenantRequest, data: Any = None) -> JobSubmitForm:
     voices = list(voices_served_for_tenant(request.tenant))
     # Preselected: the voice for the (empty, so English) text's language, not the first by name.
-    default = default_voice_for_text(request.tenant, "")
-    initial = {"voice": default.voice_id} if default is not None and default in voices else None
+    default = default_voice_among(voices, "")
+    initial = {"voice": default.voice_id} if default is not None else None
     return JobSubmitForm(
         data,
         initial=initial,

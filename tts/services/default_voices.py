@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 
 from accounts.models import Tenant
@@ -40,6 +42,12 @@ def default_voice_for_text(tenant: Tenant, text: str, language: str | None = Non
     """The voice this tenant gets for ``text`` (in ``language`` if given) when it names none."""
     wanted = language or text_language(text)
     return voice_find_cached(tenant, default_voice_id(wanted), fallback_id=settings.TTS_DEFAULT_VOICE_ID)
+
+
+def default_voice_among(voices: Iterable[Voice], text: str) -> Voice | None:
+    """``default_voice_for_text`` among voices already read (a page's list: no query), else None."""
+    by_id = {voice.voice_id: voice for voice in voices}
+    return by_id.get(default_voice_id(text_language(text))) or by_id.get(settings.TTS_DEFAULT_VOICE_ID)
 
 
 def openai_voice(tenant: Tenant, name: str) -> Voice | None:
