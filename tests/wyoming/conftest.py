@@ -46,6 +46,8 @@ class WyomingServer:
     log_path: Path
     #: A second port of the table, open only to a network the tests are not in.
     closed_port: int = 0
+    #: Where its Prometheus metrics are served (0: none).
+    metrics_port: int = 0
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -97,7 +99,7 @@ def start_wyoming(env_extra: dict[str, str], *, table: dict[str, object] | None 
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "wyoming_server"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
     )
-    server = WyomingServer(proc, port, log_path, closed_port)
+    server = WyomingServer(proc, port, log_path, closed_port, int(env.get("TTS_WYOMING_METRICS_PORT", "0")))
     try:
         _wait_port(port, proc)
     except Exception:
@@ -128,8 +130,11 @@ def wyoming_server(django_db_setup: None, django_db_blocker: pytest.FixtureReque
 
 @pytest.fixture(scope="session")
 def strict_wyoming_server(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[WyomingServer]:
-    """A server with small bounds (idle, event time, connections) and a second port no test may use."""
+    """A server with small bounds (idle, event time, connections), audio resampled to 16 kHz, its own
+    metrics port, and a second port no test may use."""
     env = {
+        "TTS_WYOMING_SAMPLE_RATE": "16000",
+        "TTS_WYOMING_METRICS_PORT": str(free_port()),
         "TTS_WYOMING_IDLE_TIMEOUT_S": "1.5",
         "TTS_WYOMING_EVENT_TIMEOUT_S": "1",
         "TTS_WYOMING_MAX_CONNECTIONS": "2",

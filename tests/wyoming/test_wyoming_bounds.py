@@ -8,15 +8,21 @@ import json
 import socket
 import time
 
+import httpx
+import numpy as np
 import pytest
 from django.test import override_settings
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe, Info
+from wyoming.tts import Synthesize
 
+from tests.audio_checks import assert_speech
 from tests.fixtures import TenantCtx
 from tests.wyoming.conftest import WyomingServer
+from tts.models import SynthesisRecord, Voice
 from tts.wyoming.framing import SendTimeout, write_event
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -169,3 +175,30 @@ def test_an_error_event_names_the_code(strict_wyoming_server: WyomingServer, wyo
     events, _ = raw_exchange(strict_wyoming_server.port, json.dumps({"type": "mystery"}).encode() + b"\n", timeout=3)
     error = Error(text=events[0]["data"]["text"], code=events[0]["data"]["code"])
     assert error.code == "unknown_event" and "mystery" in error.text
+
+
+def test_a_configured_rate_is_resampled_and_counted_in_the_metrics(
+    strict_wyoming_server: WyomingServer, wyoming_tenant: TenantCtx, joe: Voice
+) -> None:
+    text = "A kitchen timer went off."
+
+    async def synthesize() -> list[Event]:
+        events = []
+        async with AsyncTcpClient("127.0.0.1", strict_wyoming_server.port, read_timeout=60) as client:
+            await client.write_event(Synthesize(text=text).event())
+            while (event := await client.read_event()) is not None:
+                events.append(event)
+                if AudioStop.is_type(event.type) or Error.is_type(event.type):
+                    break
+        return events
+
+    events = asyncio.run(synthesize())
+    start = next(AudioStart.from_event(e) for e in events if AudioStart.is_type(e.type))
+    assert start.rate == 16000  # joe speaks at 22050 Hz: resampled
+    pcm = b"".join(AudioChunk.from_event(e).audio for e in events if AudioChunk.is_type(e.type))
+    samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+    assert_speech(samples, 16000, text=text)
+    record = SynthesisRecord.objects.get(tenant=wyoming_tenant.tenant)
+    assert record.sample_rate == 16000 and record.output_format == "pcm_16000"
+    metrics = httpx.get(f"http://127.0.0.1:{strict_wyoming_server.metrics_port}/metrics", timeout=10).text
+    assert 'tts_syntheses_total{source="wyoming",status="success"} 1.0' in metrics

@@ -122,16 +122,21 @@ class WyomingConnection(AsyncEventHandler):
     # --- the two tasks -----------------------------------------------------
 
     async def run(self) -> None:
+        """Until the client leaves or either task ends the connection (a refusal, a bad event)."""
         token = current_request_id.set(self.request_id)
-        processor = asyncio.create_task(self._process(), name="wyoming processor")
+        tasks = {
+            asyncio.create_task(self._read(), name="wyoming reader"),
+            asyncio.create_task(self._process(), name="wyoming processor"),
+        }
         try:
-            await self._read()
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:
             self.closing = True
             if self.driver is not None:
                 self.driver.cancel()  # a client gone mid-utterance: cancelled, refunded (no-op once done)
-            processor.cancel()
-            await asyncio.gather(processor, return_exceptions=True)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             self._abort()
             current_request_id.reset(token)
 
@@ -142,7 +147,8 @@ class WyomingConnection(AsyncEventHandler):
     async def _read(self) -> None:
         idle = settings.TTS_WYOMING_IDLE_TIMEOUT_S
         while not self.closing:
-            wait = self.last_activity + idle - time.monotonic()
+            # While an event is handled (a synthesis under way) the clock waits for it to end.
+            wait = idle if self.working else self.last_activity + idle - time.monotonic()
             try:
                 event = await read_event(self.reader, wait=max(0.05, wait))
             except IdleTimeout:
