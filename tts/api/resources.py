@@ -198,6 +198,7 @@ _SOURCE_LABELS = {
     "openai": "TTS",
     "job": "Projects",
     "playground": "TTS",
+    "wyoming": "TTS",
 }
 
 
