@@ -118,7 +118,13 @@ LONG_CASES: list[tuple[str, int, list[str]]] = [
         ["We went home", "and we slept well", "and we woke up late"],
     ),
     ("我们今天去公园散步，然后去吃饭，最后回家睡觉。", 12, ["我们今天去公园散步，", "然后去吃饭，", "最后回家睡觉。"]),
-    ("中文" * 10, 8, ["中文中文中文中", "文中文中文中文", "中文中文中文"]),
+    # Chinese without punctuation: cut between words (jieba's), never inside one.
+    ("中文" * 10, 8, ["中文中文中文中文", "中文中文中文", "中文中文中文"]),
+    (
+        "我们今天去公园散步然后去吃饭最后回家睡觉银行行长说这很重要",
+        12,
+        ["我们今天去公园散步然后", "去吃饭最后回家睡觉", "银行行长说这很重要"],
+    ),
     ("a" * 25, 10, ["a" * 9, "a" * 8, "a" * 8]),
     (
         "It rained — we stayed in, played cards — and laughed.",

@@ -16,13 +16,19 @@ DEFAULT_CHUNK_SCHEDULE = (120, 160, 250, 290)  # ElevenLabs' default
 _RUNAWAY_CHARS = 2000
 
 # Latin ends need a space after them ("3.5" and "e.g." are not ends); Japanese and Chinese
-# ones (the ideographic full stop, full-width ! and ?) end a sentence wherever they stand:
-# such text has no spaces.
+# ones (the ideographic full stop, full-width ! ? ;) end a sentence wherever they stand: such
+# text has no spaces. So do ASCII . ! ? ; between Chinese or Japanese characters, as in
+# tts.text.sentences.
+_CJK = "\u3040-\u30ff\u3400-\u9fff"
+_CJK_CLOSERS = "\u300d\u300f\uff09\u3011\u300b\"'\u201d\u2019)\\]"
 _SENTENCE_END = re.compile(
-    r"[.!?;:][\"'\u201d\u2019)\]]*\s+|[\u3002\uff01\uff1f][\u300d\u300f\uff09\"'\u201d\u2019)\]]*"
+    r"[.!?;:][\"'\u201d\u2019)\]]*\s+"
+    rf"|[\u3002\uff01\uff1f\uff1b\uff61][{_CJK_CLOSERS}]*"
+    rf"|(?<=[{_CJK}])[.!?;]+(?=[{_CJK_CLOSERS}]*[{_CJK}])[{_CJK_CLOSERS}]*"
 )
-# Where a buffer without spaces may be cut when no sentence has ended: after a clause comma.
-_CLAUSE_BREAKS = (" ", "\n", "\u3001", "\uff0c")
+# Where a buffer without spaces may be cut when no sentence has ended: after a clause mark
+# (the ideographic comma, full-width comma and colon, the ellipsis).
+_CLAUSE_BREAKS = (" ", "\n", "\u3001", "\uff0c", "\uff1a", "\u2026")
 #: How far back a search of new text starts: a sentence end (its closing quotes and the
 #: space after them) may straddle two messages.
 _END_OVERLAP = 16
@@ -33,8 +39,9 @@ class TextBuffer:
 
     The n-th generation starts once ``schedule[n]`` characters (the last value
     repeats) are buffered, cut at the last sentence end in the buffer, else at
-    the last word boundary (for Japanese, which has no spaces, the last
-    ideographic comma), so no word is split. ``auto_mode`` speaks each
+    the last word boundary (for Chinese and Japanese, which have no spaces,
+    the last clause mark: ideographic comma, full-width comma or colon,
+    ellipsis), so no word is split. ``auto_mode`` speaks each
     complete sentence as soon as it ends instead. ``flush`` hands out the rest.
     """
 

@@ -2,7 +2,7 @@
 
 A segment is a sentence (see ``sentences``). A sentence longer than the
 model's maximum is split where a reader could pause: first at clause
-punctuation (; : — and CJK ，：), then at commas, then before a conjunction,
+punctuation (; : — and CJK ，：；…), then at commas (and 、), then before a conjunction,
 then between words, and only as a last resort inside a run of characters
 (CJK without punctuation, a 10,000-letter "word"). Pieces are balanced in
 length rather than cut greedily at the maximum, so the last one is not a stub.
@@ -15,7 +15,7 @@ gets more than the maximum (a 5,000-character block was one engine call).
 
 # This module reads real-world text: its look-alike punctuation (full-width,
 # curly quotes, minus signs, dashes) is deliberate.
-# ruff: noqa: RUF001, RUF002
+# ruff: noqa: RUF001, RUF002, RUF003
 
 from __future__ import annotations
 
@@ -53,8 +53,12 @@ class Segment:
 
 
 # Cut positions, best first. Each pattern's match end is where a piece may end.
-_CLAUSE = re.compile(r"[;:](?=\s)|[—–]|\s-(?=\s)|[，：；؛]")
-_COMMA = re.compile(r",(?=\s)|[、،]")
+# CJK clause marks stand without a space; so does an ASCII comma or colon typed in Chinese text.
+# A closing quote or bracket stays with its clause ("他说：“好。”").
+_CJK_CHAR = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_CJK_CLOSERS = "”’」』）】》〉"
+_CLAUSE = re.compile(rf"[;:](?=\s)|[—–]+|\s-(?=\s)|(?:[，：；؛﹐﹔]|…+|⋯+|[,:;](?=[{_CJK_CHAR}]))[{_CJK_CLOSERS}]*")
+_COMMA = re.compile(r",(?=\s)|[、،﹑]")
 _CONJUNCTION = re.compile(
     r"(?=\s(?:and|but|or|nor|so|yet|because|which|who|while|although|though|whereas|unless|until"
     r"|when|where|if|then|that|und|aber|oder|weil|et|mais|ou|y|pero|e|ma)\s)",
@@ -86,14 +90,43 @@ def _inside(position: int, spans: list[tuple[int, int]]) -> tuple[int, int] | No
     return None
 
 
-def _hard_cut(text: str, start: int, target: int, whole: list[tuple[int, int]]) -> int:
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_NUMERALS = frozenset("零〇一二三四五六七八九十百千万亿两幺点")
+# How far from the balanced cut a word boundary in Chinese text is looked for, and how much
+# text either side jieba sees to find it.
+_HAN_REACH = 8
+_HAN_WINDOW = 16
+
+
+def _han_word_cut(text: str, start: int, target: int, limit: int, whole: list[tuple[int, int]]) -> int | None:
+    """Inside a run of Chinese characters (no spaces, no punctuation): the word boundary nearest
+    ``target``, so that no word is cut in two (its reading, "银行", depends on the whole word)."""
+    if not (0 < target < len(text) and _HAN.match(text, target - 1) and _HAN.match(text, target)):
+        return None
+    if text[target - 1] in _NUMERALS and text[target] in _NUMERALS:
+        return None  # a number read digit by digit ("一三八…"): no word to keep whole
+    from .g2p.zh_pinyin import word_boundaries  # jieba: loaded on first use, once per process
+
+    lowest, highest = max(start + 1, target - _HAN_REACH), min(limit, target + _HAN_REACH)
+    window_start, window_end = max(start, target - _HAN_WINDOW), min(len(text), target + _HAN_WINDOW)
+    bounds = [window_start + b for b in word_boundaries(text[window_start:window_end])]
+    candidates = [
+        b for b in bounds if lowest <= b <= highest and window_start < b < window_end and _inside(b, whole) is None
+    ]
+    return min(candidates, key=lambda c: (abs(c - target), -c)) if candidates else None
+
+
+def _hard_cut(text: str, start: int, target: int, whole: list[tuple[int, int]], limit: int) -> int:
     """A character boundary near ``target`` that breaks no phoneme block,
-    normalized expansion, combining mark or emoji sequence."""
+    normalized expansion, combining mark, emoji sequence or Chinese word."""
     span = _inside(target, whole)
     if span is not None:
         # A phoneme block longer than the maximum stays whole: cutting it
         # would make Piper read brackets and IPA letters aloud.
         return span[0] if span[0] > start else span[1]
+    word_cut = _han_word_cut(text, start, target, limit, whole)
+    if word_cut is not None:
+        return word_cut
     cut = target
     lowest = max(start + 1, target - _MAX_CLUSTER)
     while cut > lowest and (unicodedata.combining(text[cut]) or text[cut] in _GLUE or text[cut - 1] in _GLUE):
@@ -115,7 +148,7 @@ def _best_cut(masked: str, start: int, end: int, max_chars: int, whole: list[tup
         ]
         if candidates:
             return min(candidates, key=lambda c: (abs(c - target), -c))
-    return _hard_cut(masked, start, target, whole)
+    return _hard_cut(masked, start, target, whole, limit)
 
 
 def split_long(

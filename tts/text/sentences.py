@@ -3,13 +3,14 @@
 Works on offsets into the caller's text so segments can point back at it.
 Latin punctuation ends a sentence only when followed by a space ("3.14" and
 "example.com" never split) and not after an abbreviation ("Dr. Smith");
-CJK punctuation (。！？；) ends one wherever it stands, since CJK text has no
-spaces. Blank lines end paragraphs, which get a longer pause.
+CJK punctuation (。！？；．) ends one wherever it stands, since CJK text has no
+spaces, and so do ASCII ``. ; ! ?`` between Chinese or Japanese characters.
+Blank lines end paragraphs, which get a longer pause.
 """
 
 # This module reads real-world text: its look-alike punctuation (full-width,
 # curly quotes, minus signs, dashes) is deliberate.
-# ruff: noqa: RUF001, RUF002
+# ruff: noqa: RUF001, RUF002, RUF003
 
 from __future__ import annotations
 
@@ -47,10 +48,15 @@ _SOMETIMES_FINAL = frozenset([
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _CLOSERS = "\"'”’)]}»›」』）】》〉"
 _OPENERS = "\"'“‘([{«‹「『（【《〈"
-# ASCII "!" and "?" end a sentence right before Japanese or Chinese text too ("本当!?すごい").
-# (The lookbehind keeps a long run of "?" linear, as for _LATIN_END below.)
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+# CJK full stops, exclamation and question marks and the full-width semicolon end a sentence wherever
+# they stand; so does the full-width full stop "．" (Taiwan, scientific text) except inside a number.
+# ASCII "!" and "?" end one right before Japanese or Chinese text ("本当!?すごい"), and ASCII "." and
+# ";" between Chinese characters (text typed with ASCII punctuation: "你好.我是小明").
+# (The lookbehinds keep a long run of "?" linear, as for _LATIN_END below.)
 _CJK_END = re.compile(
-    rf"(?:[。！？；｡]+|(?<![!?])[!?]+(?=[{re.escape(_CLOSERS)}]*[\u3040-\u30ff\u3400-\u9fff]))"
+    rf"(?:[。！？；｡]+|．(?![0-9０-９])|(?<![!?])[!?]+(?=[{re.escape(_CLOSERS)}]*[{_CJK}])"
+    rf"|(?<=[{_CJK}])[.;]+(?=[{re.escape(_CLOSERS)}]*[{_CJK}]))"
     rf"[{re.escape(_CLOSERS)}]*"
 )
 # The lookbehind makes a run of dots start only once: without it, "....x"

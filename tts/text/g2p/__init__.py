@@ -1,6 +1,6 @@
 """Grapheme-to-phoneme front ends, one module per language, picked by language code.
 
-Each module (``ja``, and the languages added beside it) owns its language's
+Each module (``ja``, ``zh``, and the languages added beside it) owns its language's
 reading rules and offers a class with ``phonemize(text) -> PhonemizedText``
 (``base.G2P``). ``g2p_for`` loads a language's front end on first use (some
 load dictionaries for a second or more) and shares one instance per process.
@@ -19,6 +19,7 @@ __all__ = ["FRONT_ENDS", "G2P", "PUNCTUATION", "PhonemeWord", "PhonemizedText", 
 #: Language code (ISO 639-1) -> "module:Class" of its front end, under this package.
 FRONT_ENDS: dict[str, str] = {
     "ja": "ja:JapaneseG2P",
+    "zh": "zh:ChineseG2P",
 }
 
 _loaded: dict[str, G2P] = {}
