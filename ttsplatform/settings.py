@@ -432,6 +432,33 @@ TTS_STREAM_MAX_UNSENT_BYTES = env_int("TTS_STREAM_MAX_UNSENT_BYTES", 1024 * 1024
 TTS_STREAM_SEND_TIMEOUT_S = env_int("TTS_STREAM_SEND_TIMEOUT_S", 60, minimum=1)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
+
+# --- Wyoming (Home Assistant), `manage.py wyoming_server` (docs/wyoming.md) ---------------
+# One listener bound to one API key (TTS_WYOMING_API_KEY, or TTS_WYOMING_API_KEY_FILE), or a
+# table of port -> key (TTS_WYOMING_LISTENERS_FILE, JSON). Only clients in the allowed networks
+# are served: the protocol carries no credentials.
+TTS_WYOMING_HOST = env_str("TTS_WYOMING_HOST", "127.0.0.1")
+TTS_WYOMING_PORT = env_int("TTS_WYOMING_PORT", 10200, minimum=1, maximum=65535)
+TTS_WYOMING_API_KEY = env_str("TTS_WYOMING_API_KEY", "")
+TTS_WYOMING_LISTENERS_FILE = env_str("TTS_WYOMING_LISTENERS_FILE", "")
+TTS_WYOMING_ALLOWED_NETWORKS = env_list("TTS_WYOMING_ALLOWED_NETWORKS", ["127.0.0.0/8", "::1/128"])
+# The voice when a client names none (empty: TTS_DEFAULT_VOICE_ID); audio at the voice's rate, or this one.
+TTS_WYOMING_VOICE = env_str("TTS_WYOMING_VOICE", "")
+TTS_WYOMING_SAMPLE_RATE = env_int("TTS_WYOMING_SAMPLE_RATE", 0, minimum=0, maximum=192_000)
+TTS_WYOMING_SAMPLES_PER_CHUNK = env_int("TTS_WYOMING_SAMPLES_PER_CHUNK", 1024, minimum=64, maximum=65_536)
+# Bounds on a client (docs/limits.md): open connections per listener, an event's JSON header line
+# and its data block, its binary payload, the time its data and payload may take once its header
+# arrived, the time with no event and no audio sent, events per second (bursts of twice as many),
+# events read ahead while a synthesis runs. A slow reader: TTS_STREAM_SEND_TIMEOUT_S.
+TTS_WYOMING_MAX_CONNECTIONS = env_int("TTS_WYOMING_MAX_CONNECTIONS", 64, minimum=1)
+TTS_WYOMING_MAX_EVENT_BYTES = env_int("TTS_WYOMING_MAX_EVENT_BYTES", 64 * 1024, minimum=1024)
+TTS_WYOMING_MAX_PAYLOAD_BYTES = env_int("TTS_WYOMING_MAX_PAYLOAD_BYTES", 64 * 1024, minimum=0)
+TTS_WYOMING_EVENT_TIMEOUT_S = env_float("TTS_WYOMING_EVENT_TIMEOUT_S", 10.0, minimum=0.1)
+TTS_WYOMING_IDLE_TIMEOUT_S = env_float("TTS_WYOMING_IDLE_TIMEOUT_S", 60.0, minimum=0.1)
+TTS_WYOMING_MAX_EVENTS_PER_S = env_int("TTS_WYOMING_MAX_EVENTS_PER_S", 100, minimum=1)
+TTS_WYOMING_MAX_PENDING_EVENTS = env_int("TTS_WYOMING_MAX_PENDING_EVENTS", 64, minimum=1)
+# Prometheus metrics of the Wyoming process on this port of TTS_WYOMING_HOST (0: none).
+TTS_WYOMING_METRICS_PORT = env_int("TTS_WYOMING_METRICS_PORT", 0, minimum=0, maximum=65535)
 # API keys, voices and active model versions are kept in each process this long
 # (infra/lookup_cache.py); changes made elsewhere are seen within it. 0 = off.
 TTS_LOOKUP_CACHE_S = env_float("TTS_LOOKUP_CACHE_S", 2.0, minimum=0.0)

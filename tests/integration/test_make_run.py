@@ -3,6 +3,7 @@ printed curl line returns a playable file; a second run duplicates nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
@@ -11,7 +12,11 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from wyoming.audio import AudioChunk, AudioStop
+from wyoming.client import AsyncTcpClient
+from wyoming.tts import Synthesize
 
 from tests.audio_checks import assert_speech, decode_audio
 from tests.servers import free_port, wait_http
@@ -26,11 +31,14 @@ def bare_env(var_dir: Path) -> dict[str, str]:
     return env
 
 
-def make_run(var_dir: Path, port: int) -> tuple[subprocess.Popen[str], list[str]]:
+def make_run(var_dir: Path, port: int, wyoming_port: int = 0) -> tuple[subprocess.Popen[str], list[str]]:
     env = bare_env(var_dir)
     env.update(PORT=str(port), PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(["make", "--no-print-directory", "run", f"PORT={port}"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    wyoming_port = wyoming_port or free_port()
+    args = ["make", "--no-print-directory", "run", f"PORT={port}", f"WYOMING_PORT={wyoming_port}"]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     lines: list[str] = []
     deadline = time.monotonic() + 180
     assert proc.stdout is not None
@@ -53,21 +61,48 @@ def stop(proc: subprocess.Popen[str]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+async def wyoming_says(port: int, text: str) -> tuple[np.ndarray, int]:
+    """The demo tenant's voice over the Wyoming server make run started beside daphne."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            client = AsyncTcpClient("127.0.0.1", port, read_timeout=60)
+            await client.connect()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+    try:
+        await client.write_event(Synthesize(text=text).event())
+        audio, rate = b"", 0
+        while (event := await client.read_event()) is not None and not AudioStop.is_type(event.type):
+            if AudioChunk.is_type(event.type):
+                chunk = AudioChunk.from_event(event)
+                audio, rate = audio + chunk.audio, chunk.rate
+    finally:
+        await client.disconnect()
+    return np.frombuffer(audio, dtype="<i2").astype(np.float32) / 32768.0, rate
+
+
 @pytest.mark.slow
 def test_make_run_serves_the_printed_curl(tmp_path: Path) -> None:
-    port = free_port()
-    proc, lines = make_run(tmp_path / "var", port)
+    port, wyoming_port = free_port(), free_port()
+    proc, lines = make_run(tmp_path / "var", port, wyoming_port)
     try:
         output = "".join(lines)
         curl = next((line.strip() for line in lines if line.strip().startswith("curl ")), None)
         assert curl, output
         assert re.search(r"tts_[0-9a-f]{12}_", curl)
+        assert f"Wyoming (Home Assistant): 127.0.0.1:{wyoming_port} speaks for the demo tenant" in output
         args = shlex.split(curl)
         args[args.index("-o") + 1] = str(tmp_path / "hello.mp3")
         subprocess.run(args, check=True, timeout=120)
         data = (tmp_path / "hello.mp3").read_bytes()
         samples, rate = decode_audio(data, "mp3_44100_128")
         assert_speech(samples, rate, expected_rate=44100, text="Hello from your own speech server.")
+        samples, rate = asyncio.run(wyoming_says(wyoming_port, "Hello from Home Assistant."))
+        assert_speech(samples, rate, expected_rate=22050, text="Hello from Home Assistant.")
     finally:
         stop(proc)
 
@@ -81,8 +116,13 @@ def test_make_run_serves_the_printed_curl(tmp_path: Path) -> None:
 
 def test_a_first_make_run_says_what_it_installs(tmp_path: Path) -> None:
     """On a bare machine the install takes minutes: each step is announced and pip is not silenced."""
-    result = subprocess.run(["make", "-n", "--no-print-directory", "run", f"VENV={tmp_path}/venv"], cwd=ROOT,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["make", "-n", "--no-print-directory", "run", f"VENV={tmp_path}/venv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     pip = [n for n, line in enumerate(lines) if "pip install" in line]

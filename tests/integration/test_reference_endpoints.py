@@ -118,12 +118,12 @@ WEBUI_PYTHON_TEXT = "欢迎使用 CosyVoice WebUI，一路发发发！"
 
 
 def seed_speakers() -> None:
-    """The speaker table as migration 0010 fills it (these tests' transactions empty every table)."""
+    """The speaker table as migration 0011 fills it (these tests' transactions empty every table)."""
     from importlib import import_module
 
     from django.apps import apps
 
-    import_module("tts.migrations.0010_reference_speakers").add_default_speakers(apps, None)
+    import_module("tts.migrations.0011_reference_speakers").add_default_speakers(apps, None)
 
 
 def test_the_articles_requests_as_printed(live_server_url: str, kokoro_dir: str) -> None:

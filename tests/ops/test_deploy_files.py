@@ -23,7 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
-APP_SERVICES = {"setup", "web", "worker", "beat"}
+APP_SERVICES = {"setup", "web", "worker", "beat", "wyoming"}
 # Read by libraries, not by our settings: boto3 (S3 audio), Django itself.
 FOREIGN_ENV = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "DJANGO_SETTINGS_MODULE"}
 
@@ -107,7 +107,7 @@ def test_it_has_kubernetes_manifests_that_reference_what_exists() -> None:
     images = {i["name"] for i in kustomization["images"]}
     config_maps, secrets_, claims = by_kind("ConfigMap"), by_kind("Secret"), by_kind("PersistentVolumeClaim")
     deployments = by_kind("Deployment")
-    assert set(deployments) == {"tts-web", "tts-worker", "tts-beat"}
+    assert set(deployments) == {"tts-web", "tts-worker", "tts-beat", "tts-wyoming"}
     assert set(by_kind("Job")) == {"tts-setup"}
     known = known_settings()
     for cm in config_maps.values():

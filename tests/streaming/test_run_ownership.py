@@ -30,6 +30,7 @@ from tts.services.job_runner import job_run
 from tts.services.jobs import JobRequest, job_submit
 from tts.services.streaming import LiveUtterance, stream_synthesis
 from tts.services.synthesis import SynthesisError, SynthesisRequest, SynthesisRun, synthesis_create, synthesis_prepare
+from tts.services.utterance_driver import UtteranceDriver
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -180,6 +181,40 @@ def test_http_stream_closed_before_it_began(tenant_a: TenantCtx, joe: Voice, led
     stream.close()
     assert stream.finished.wait(30)
     assert ledger.check(tenant_a, run.record.pk, status="cancelled").characters == 0
+
+
+def test_an_utterance_cancelled_while_its_run_is_prepared_is_refunded_and_leaves_nothing_running(
+    tenant_a: TenantCtx, joe: Voice, ledger: Ledger
+) -> None:
+    """The client leaves while the driver opens the run for the first piece: once the run exists it is
+    cancelled (its stream closed, the record cancelled, every character refunded), never spoken."""
+    heard: list[object] = []
+
+    class Sink:
+        async def audio(self, data: bytes, alignment: object) -> None:
+            heard.append(data)
+
+        async def done(self) -> None:
+            heard.append("done")
+
+        async def failed(self, error: SynthesisError) -> None:
+            heard.append(error)
+
+    def request_for(text: str) -> SynthesisRequest:
+        driver.cancel()  # the client goes away while synthesis_prepare runs
+        return req(tenant_a, text, source="websocket")
+
+    driver = UtteranceDriver(request_for, Sink())
+
+    async def speak() -> None:
+        await driver.add_text(TEXT + " ", flush=True)
+        await driver.wait()
+
+    asyncio.run(speak())
+    assert driver.utterance is not None and driver.run is not None
+    assert driver.utterance.stream.finished.wait(30)
+    record = ledger.check(tenant_a, driver.run.record.pk, status="cancelled")
+    assert record.characters == 0 and heard == []
 
 
 # --- a WebSocket utterance -------------------------------------------------------

@@ -12,13 +12,14 @@ import pytest
 from accounts.authentication import raw_key_from_scope
 from accounts.models import Usage
 from tests.fixtures import TenantCtx
-from tts.api.stream_input import ProtocolError, TextBuffer, parse_chunk_schedule, parse_options
+from tts.api.stream_input import ProtocolError, parse_chunk_schedule, parse_options
 from tts.audio.formats import parse_elevenlabs_format
 from tts.inference.engine import SynthesisParams
 from tts.models import SynthesisRecord, Voice
 from tts.services import synthesis
 from tts.services.streaming import ThreadedStream, stream_synthesis
 from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
+from tts.services.text_buffer import TextBuffer
 
 SENTENCES = [f"This is sentence number {n}, spoken slowly and clearly." for n in range(1, 9)]
 
@@ -225,7 +226,7 @@ def test_its_buffer_keeps_no_pile_of_whitespace_and_finds_ends_across_messages()
 
 
 def test_its_cost_per_message_does_not_grow_with_the_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tts.api import stream_input
+    from tts.services import text_buffer as stream_input
 
     scanned: list[int] = []
     pattern = stream_input._SENTENCE_END

@@ -209,6 +209,7 @@ _SOURCE_LABELS = {
     "openai": "TTS",
     "job": "Projects",
     "playground": "TTS",
+    "wyoming": "TTS",
 }
 
 

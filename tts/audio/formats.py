@@ -160,6 +160,14 @@ def parse_openai_format(name: str) -> OutputFormat:
         raise UnknownFormatError(name, OPENAI_FORMATS, "OpenAI") from None
 
 
+def pcm_format(sample_rate: int = NATIVE_RATE) -> OutputFormat:
+    """Raw s16le mono at any ``sample_rate`` (``NATIVE_RATE``: the model's, no resampling), for a
+    protocol that fixes the codec and says the rate itself (Wyoming's ``audio-start``)."""
+    if sample_rate < 0:
+        raise ValueError(f"sample_rate must be positive or NATIVE_RATE, got {sample_rate}")
+    return _fmt("pcm" if sample_rate == NATIVE_RATE else f"pcm_{sample_rate}", "pcm", sample_rate)
+
+
 def with_native_rate(fmt: OutputFormat, model_rate: int) -> OutputFormat:
     """``fmt`` with a concrete sample rate; formats with a fixed rate come back unchanged."""
     if model_rate <= 0:

@@ -40,7 +40,7 @@ from tts.text.segment import Segment
 from .synthesis import synthesis_iter_bytes
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError
-from .text_input import segments_for, speaking_language, validate_text, voice_languages
+from .text_input import readable_languages, segments_for, speaking_language, validate_text
 from .timestamps import AlignmentChunk, websocket_alignment
 
 logger = logging.getLogger(__name__)
@@ -252,7 +252,7 @@ class LiveUtterance:
         dictionaries = self.run.dictionaries
         # Each piece in its own language (a Piper voice refuses another script, as for a request);
         # a piece that does not say which keeps the utterance's.
-        readable = voice_languages(self.run.voice, self.run.model_version)
+        readable = readable_languages(self.run.voice, self.run.model_version)
         first = next((seg.language for seg in self.run.segments if seg.language), None)
         language = speaking_language(text, [first, *readable] if first else readable, req.language)
         segments = segments_for(

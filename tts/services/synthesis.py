@@ -47,7 +47,7 @@ from .shutdown import refuse_if_draining, stop_if_aborted
 from .stitching import stitching_context
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
-from .text_input import segments_for, speaking_language, validate_text, voice_languages
+from .text_input import readable_languages, segments_for, speaking_language, validate_text
 from .timestamps import (
     AlignmentTimeline,
     SegmentContext,
@@ -133,7 +133,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
             field=req.voice_field,
         )
     model_version = _resolve_model(req, voice, active)
-    language = speaking_language(text, voice_languages(voice, model_version), req.language)
+    language = speaking_language(text, readable_languages(voice, model_version), req.language)
     dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
     spoken = dictionaries.apply(text) if dictionaries is not None else text
     segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)

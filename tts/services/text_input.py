@@ -41,7 +41,7 @@ def validate_text(text: object, *, tenant: Tenant, field: str = "text", limit: i
     return text
 
 
-def voice_languages(voice: Voice, model_version: ModelVersion) -> list[str]:
+def readable_languages(voice: Voice, model_version: ModelVersion) -> list[str]:
     """What a voice reads, its own language first: its model's languages (a Kokoro voice reads every
     language its model has a front end for, ``tts.text.g2p``; Piper's voices their one)."""
     languages = list(dict.fromkeys([voice.language, *model_version.languages]))

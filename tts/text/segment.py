@@ -100,7 +100,7 @@ _HAN_REACH = 8
 _HAN_WINDOW = 16
 
 
-def _han_word_cut(text: str, start: int, target: int, limit: int) -> int | None:
+def _han_word_cut(text: str, start: int, target: int, limit: int, whole: list[tuple[int, int]]) -> int | None:
     """Inside a run of Chinese characters (no spaces, no punctuation): the word boundary nearest
     ``target``, so that no word is cut in two (its reading, "银行", depends on the whole word)."""
     if not (0 < target < len(text) and _HAN.match(text, target - 1) and _HAN.match(text, target)):
@@ -112,7 +112,9 @@ def _han_word_cut(text: str, start: int, target: int, limit: int) -> int | None:
     lowest, highest = max(start + 1, target - _HAN_REACH), min(limit, target + _HAN_REACH)
     window_start, window_end = max(start, target - _HAN_WINDOW), min(len(text), target + _HAN_WINDOW)
     bounds = [window_start + b for b in word_boundaries(text[window_start:window_end])]
-    candidates = [b for b in bounds if lowest <= b <= highest and window_start < b < window_end]
+    candidates = [
+        b for b in bounds if lowest <= b <= highest and window_start < b < window_end and _inside(b, whole) is None
+    ]
     return min(candidates, key=lambda c: (abs(c - target), -c)) if candidates else None
 
 
@@ -124,7 +126,7 @@ def _hard_cut(text: str, start: int, target: int, whole: list[tuple[int, int]], 
         # A phoneme block longer than the maximum stays whole: cutting it
         # would make Piper read brackets and IPA letters aloud.
         return span[0] if span[0] > start else span[1]
-    word_cut = _han_word_cut(text, start, target, limit)
+    word_cut = _han_word_cut(text, start, target, limit, whole)
     if word_cut is not None:
         return word_cut
     cut = target

@@ -172,11 +172,11 @@ def _trusted(word: str) -> bool:
     return len(word) > 1 and word in PHRASES_DICT and not (len(word) == 2 and word[0] in _COUNTERS)
 
 
-def _context_reading(run: str, index: int, word_start: int, words: list[tuple[int, int]]) -> str | None:
+def _context_reading(run: str, index: int, word_start: int, starts: dict[int, int]) -> str | None:
     """The reading the neighbours of ``run[index]`` ask for, if a rule applies."""
     char = run[index]
     if char == "地":
-        return _de_or_di(run, index, word_start, words)
+        return _de_or_di(run, index, word_start, starts)
     before = run[max(0, index - 4) : index]
     after = run[index + 1 : index + 5]
     for left, right, not_right, reading in CONTEXT_READINGS.get(char, ()):
@@ -190,7 +190,7 @@ def _context_reading(run: str, index: int, word_start: int, words: list[tuple[in
     return None
 
 
-def _de_or_di(run: str, index: int, word_start: int, words: list[tuple[int, int]]) -> str | None:
+def _de_or_di(run: str, index: int, word_start: int, starts: dict[int, int]) -> str | None:
     before = run[max(0, index - 4) : index]
     for left, _, _, reading in CONTEXT_READINGS["地"]:
         if re.search(left, before):
@@ -200,8 +200,9 @@ def _de_or_di(run: str, index: int, word_start: int, words: list[tuple[int, int]
     if index > word_start:
         # Inside a word jieba made up ("慢慢地"): what precedes it in the word is the adverb.
         return "de5" if index - word_start >= _DE_AFTER_WORD else "di4"
-    previous = next(((a, b) for a, b in words if b == word_start), None)
-    return "de5" if previous and previous[1] - previous[0] >= _DE_AFTER_WORD else "di4"
+    # The word before: it starts at starts[word_start] (the start of the word ending where this one starts).
+    previous_start = starts.get(word_start)
+    return "de5" if previous_start is not None and word_start - previous_start >= _DE_AFTER_WORD else "di4"
 
 
 def _tone(reading: str | None) -> str:
@@ -210,6 +211,7 @@ def _tone(reading: str | None) -> str:
 
 def _yi_bu(run: str, readings: list[str | None], words: list[tuple[int, int]]) -> None:
     """The tone changes of 一 and 不, in place, from the next syllable's tone."""
+    long_word_ends = {b for a, b in words if b - a > 1}
     for i, char in enumerate(run):
         if char not in "一不" or readings[i] is None:
             continue
@@ -221,7 +223,7 @@ def _yi_bu(run: str, readings: list[str | None], words: list[tuple[int, int]]) -
             readings[i] = _with_tone(readings[i], "5")  # 看一看, 是不是
             continue
         if char == "一":
-            words_ending_here = any(b == i + 1 and b - a > 1 for a, b in words)
+            words_ending_here = i + 1 in long_word_ends
             if (
                 prev in _NUMERALS
                 or (prev and prev in "第月")
@@ -253,12 +255,13 @@ def read_run(run: str) -> tuple[list[str | None], list[tuple[int, int]]]:
         words.append((pos, pos + len(word)))
         readings.extend(_word_readings(word))
         pos += len(word)
+    starts = {end: start for start, end in words}  # word end -> its start
     for start, end in words:
         if _trusted(run[start:end]):
             continue
         for index in range(start, end):
             if run[index] in CONTEXT_READINGS and readings[index] is not None:
-                reading = _context_reading(run, index, start, words)
+                reading = _context_reading(run, index, start, starts)
                 if reading is not None:
                     readings[index] = reading
     _yi_bu(run, readings, words)

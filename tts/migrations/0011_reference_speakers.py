@@ -26,7 +26,7 @@ def add_default_speakers(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tts", "0009_job_dispatched_at"),
+        ("tts", "0010_wyoming_source"),
     ]
 
     operations = [

@@ -1,0 +1,104 @@
+"""The Wyoming server process: listeners, who may connect, how many, and a clean stop.
+
+Each listener accepts TCP connections (the stream reader's line limit is
+``TTS_WYOMING_MAX_EVENT_BYTES``). A client outside the listener's allowed
+networks is closed at once, without a word: the protocol has no credentials,
+so the network is the lock. Past ``TTS_WYOMING_MAX_CONNECTIONS`` open
+connections a client gets an ``error`` (``too_many_connections``) and the
+close. SIGTERM or SIGINT stops accepting, lets running syntheses finish for
+``TTS_SHUTDOWN_DRAIN_S`` (new ones are refused), then cancels the rest with
+refunds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import signal
+from collections.abc import Callable
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from wyoming.error import Error
+
+from tts.services.shutdown import drain
+
+from .framing import write_event
+from .handler import WyomingConnection
+from .listeners import Listener
+
+logger = logging.getLogger(__name__)
+
+
+async def _accept(
+    listener: Listener, tasks: set[asyncio.Task[None]], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    peer = writer.get_extra_info("peername")
+    address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+    if not listener.allows(address):
+        logger.warning("wyoming port %d: refused %s (not in its allowed networks)", listener.port, address or "?")
+        writer.transport.abort()
+        return
+    if listener.connections >= settings.TTS_WYOMING_MAX_CONNECTIONS:
+        limit = settings.TTS_WYOMING_MAX_CONNECTIONS
+        try:
+            await write_event(
+                writer,
+                Error(
+                    text=f"More than {limit} connections are open (TTS_WYOMING_MAX_CONNECTIONS); try again later.",
+                    code="too_many_connections",
+                ).event(),
+            )
+        except Exception:  # the client is turned away either way
+            pass
+        writer.transport.close()
+        return
+    task = asyncio.current_task()
+    if task is not None:
+        tasks.add(task)
+    listener.connections += 1
+    try:
+        await WyomingConnection(listener, reader, writer).run()
+    except asyncio.CancelledError:
+        pass
+    except Exception:
+        logger.exception("wyoming connection failed")
+    finally:
+        listener.connections -= 1
+        if task is not None:
+            tasks.discard(task)
+
+
+async def serve(listeners: list[Listener], *, on_ready: Callable[[list[Listener]], None] | None = None) -> None:
+    """Serve until SIGTERM or SIGINT, then drain and stop."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except (NotImplementedError, RuntimeError):  # not the main thread
+            pass
+    tasks: set[asyncio.Task[None]] = set()
+    servers = []
+    for listener in listeners:
+        server = await asyncio.start_server(
+            functools.partial(_accept, listener, tasks),
+            host=listener.host,
+            port=listener.port,
+            limit=settings.TTS_WYOMING_MAX_EVENT_BYTES,
+        )
+        servers.append(server)
+    if on_ready is not None:
+        on_ready(listeners)
+    await stop.wait()
+    for server in servers:
+        server.close()
+    timeout = settings.TTS_SHUTDOWN_DRAIN_S
+    logger.warning("wyoming: stopping; draining for up to %d s, refusing new syntheses", timeout)
+    left = await database_sync_to_async(drain, thread_sensitive=False)(timeout)
+    if left:
+        logger.warning("wyoming: drain ran out: %d syntheses stop at their next segment, refunded", left)
+    for task in list(tasks):
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
