@@ -355,10 +355,8 @@ def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
     month_left = None
     if plan.monthly_character_limit:
         month_left = max(0, plan.monthly_character_limit - usage_for_period(request.tenant).characters)
-    limits = (
-        min(plan.job_max_characters, month_left if month_left is not None else plan.job_max_characters),
-        month_left,
-    )
+    limits = (min(plan.job_max_characters, month_left if month_left is not None else plan.job_max_characters),
+              month_left)
     request._job_limits = limits  # type: ignore[attr-defined]
     return limits
 

@@ -88,9 +88,7 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="voices_list",
-        tags=["voices"],
-        summary="Voices this key can use",
+        operation_id="voices_list", tags=["voices"], summary="Voices this key can use",
         parameters=[OpenApiParameter("language", str, description='Only this language ("ja"; "en" matches en-US).')],
         responses={200: json_object("voices, has_more, total_count"), **error_responses("elevenlabs", 403)},
     )
@@ -110,18 +108,12 @@ class VoiceListApi(APIView):
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="voices_get",
-        tags=["voices"],
-        summary="One voice",
-        responses={
-            200: json_object("The voice, ElevenLabs' fields plus model_id and speaker_index."),
-            **error_responses("elevenlabs", 403, 404),
-        },
+        operation_id="voices_get", tags=["voices"], summary="One voice",
+        responses={200: json_object("The voice, ElevenLabs' fields plus model_id and speaker_index."),
+                   **error_responses("elevenlabs", 403, 404)},
     ),
     delete=extend_schema(
-        operation_id="voices_delete",
-        tags=["voices"],
-        summary="Delete one of this tenant's own voices",
+        operation_id="voices_delete", tags=["voices"], summary="Delete one of this tenant's own voices",
         responses={200: json_object('{"status": "ok"}'), **error_responses("elevenlabs", 403, 404)},
     ),
 )
@@ -181,9 +173,7 @@ def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="models_list",
-        tags=["models"],
-        summary="Active models",
+        operation_id="models_list", tags=["models"], summary="Active models",
         responses={
             200: OpenApiResponse(OpenApiTypes.OBJECT, description="A list of models."),
             **error_responses("elevenlabs", 403),
@@ -265,9 +255,7 @@ def _from_unix(value: int | None) -> dt.datetime | None:
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="history_list",
-        tags=["history"],
-        summary="Synthesis history, newest first",
+        operation_id="history_list", tags=["history"], summary="Synthesis history, newest first",
         parameters=[HistoryQuerySerializer],
         responses={
             200: json_object("history, last_history_item_id, has_more"),
@@ -327,15 +315,11 @@ def _item_or_404(request: Request, history_item_id: str) -> SynthesisRecord:
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="history_get",
-        tags=["history"],
-        summary="One history item",
+        operation_id="history_get", tags=["history"], summary="One history item",
         responses={200: json_object("The history item."), **error_responses("elevenlabs", 403, 404)},
     ),
     delete=extend_schema(
-        operation_id="history_delete",
-        tags=["history"],
-        summary="Delete a history item and its audio",
+        operation_id="history_delete", tags=["history"], summary="Delete a history item and its audio",
         responses={200: json_object('{"status": "ok"}'), **error_responses("elevenlabs", 403, 404)},
     ),
 )
@@ -369,9 +353,7 @@ def _audio_response(record: SynthesisRecord) -> HttpResponseBase:
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="history_audio",
-        tags=["history"],
-        summary="The stored audio of a history item",
+        operation_id="history_audio", tags=["history"], summary="The stored audio of a history item",
         responses={**audio_responses("The audio as it was returned."), **error_responses("elevenlabs", 403, 404)},
     )
 )
@@ -389,9 +371,7 @@ class HistoryDownloadInputSerializer(serializers.Serializer):
 
 @extend_schema_view(
     post=extend_schema(
-        operation_id="history_download",
-        tags=["history"],
-        summary="Download history audio (one file or a zip)",
+        operation_id="history_download", tags=["history"], summary="Download history audio (one file or a zip)",
         request=HistoryDownloadInputSerializer,
         responses={
             **audio_responses("One id: its audio."),
@@ -428,7 +408,6 @@ class HistoryDownloadApi(APIView):
 async def _in_worker_threads(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
     """The zip's pieces read off the event loop, one at a time (Django would list a sync iterator
     whole before sending it under ASGI)."""
-
     def step() -> bytes | None:
         return next(chunks, None)
 
@@ -480,9 +459,7 @@ def subscription_json(tenant: Any) -> dict[str, Any]:
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="user_subscription",
-        tags=["user"],
-        summary="Plan, characters used and limits",
+        operation_id="user_subscription", tags=["user"], summary="Plan, characters used and limits",
         responses={
             200: json_object("ElevenLabs' subscription fields plus plan limits."),
             **error_responses("elevenlabs", 403),
@@ -499,9 +476,7 @@ class SubscriptionApi(APIView):
 
 @extend_schema_view(
     get=extend_schema(
-        operation_id="user_get",
-        tags=["user"],
-        summary="The tenant behind this key",
+        operation_id="user_get", tags=["user"], summary="The tenant behind this key",
         responses={200: json_object("user_id and subscription."), **error_responses("elevenlabs", 403)},
     )
 )
