@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -97,13 +98,15 @@ class _Espeak:
 
 
 _espeak: _Espeak | None = None
+_espeak_lock = threading.Lock()
 
 
 def _engine() -> _Espeak:
     global _espeak
-    if _espeak is None:
-        _espeak = _Espeak()
-    return _espeak
+    with _espeak_lock:
+        if _espeak is None:
+            _espeak = _Espeak()
+        return _espeak
 
 
 @dataclass(frozen=True)
