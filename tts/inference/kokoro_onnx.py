@@ -156,7 +156,9 @@ class KokoroOnnxEngine:
 
     # --- audio --------------------------------------------------------------------
 
-    def style_for(self, speaker_id: int | None, tokens: int, blend: tuple[tuple[int, float], ...] = ()) -> np.ndarray:
+    def style_for(
+        self, speaker_id: int | None, tokens: int, blend: tuple[tuple[int, float], ...] = ()
+    ) -> np.ndarray:
         """The style row for ``tokens`` tokens of a voice, or the weighted mix of several voices' rows."""
         mix = blend or ((0 if speaker_id is None else speaker_id, 1.0),)
         row = min(max(1, tokens), self.styles.shape[1]) - 1
