@@ -13,7 +13,14 @@ WYOMING_PORT ?= 10200
 # their own environment (tests/settings.py), as production does.
 run worker beat: export DEBUG ?= true
 
-.PHONY: run serve test screenshots lint typecheck bench install install-dev worker beat clean
+.PHONY: run serve test screenshots lint typecheck bench install install-dev worker beat clean voices
+
+# Kokoro's 54 voices: kokoro-js@1.2.1 from the npm registry with `npm pack` (nothing of it runs), each
+# file checked against tts/inference/data/kokoro-js-1.2.1.sha256, into var/npm (git ignores var/).
+# Offline and instant once the checked files are there.
+KOKORO_VOICES_DIR ?= $(or $(TTS_KOKORO_VOICES_DIR),var/npm)
+voices: $(VENV)/.installed
+	$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR)
 
 # First runs install for minutes: say so, and let pip show what it fetches.
 $(BIN)/python:
@@ -38,6 +45,8 @@ install-dev: $(VENV)/.installed-dev
 
 run: $(VENV)/.installed
 	@$(BIN)/python -m ttsplatform.dev_settings
+	@$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR) || \
+	  echo "==> Kokoro's voices other than Japanese are not available (npm could not fetch them; see above)"
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT) \
 	  --wyoming-key-file $(or $(VAR_DIR),var)/wyoming-demo.key --wyoming-address $(HOST):$(WYOMING_PORT)
@@ -57,7 +66,7 @@ run: $(VENV)/.installed
 # The production web tier on this machine: one port, one daphne process per CPU (WEB_PROCESSES to
 # override), each with WebSockets and its own model lifecycle (docs/operations.md). Set REDIS_URL:
 # without it rate limits, caches and job events are per process.
-serve: $(VENV)/.installed
+serve: $(VENV)/.installed voices
 	$(BIN)/python manage.py migrate --noinput -v 0
 	$(BIN)/python manage.py setup_demo --host http://$(HOST):$(PORT)
 	$(BIN)/python -m ttsplatform.serve --host $(HOST) --port $(PORT) $(if $(WEB_PROCESSES),--processes $(WEB_PROCESSES))
@@ -79,6 +88,7 @@ beat: $(VENV)/.installed
 # enforces (TTS_TEST_MAX_RSS_MB, 3 GB: docs/benchmarks.md, "Memory of the test suite").
 test: $(VENV)/.installed-dev
 	bash tests/install_system_deps.sh $(BIN)/pip
+	$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR)
 ifeq ($(strip $(PYTEST_ARGS)),)
 	$(BIN)/python -m pytest --ignore=tests/inference
 	$(BIN)/python -m pytest -q tests/inference

@@ -86,3 +86,14 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name}={value!r} must be one of: {', '.join(choices)}.")
     return value
+
+
+def env_map(name: str, default: dict[str, str]) -> dict[str, str]:
+    """``key=value`` pairs separated by commas (``en=joe,zh=zf_xiaoxiao``), over ``default``."""
+    result = dict(default)
+    for item in env_list(name, []):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ImproperlyConfigured(f"{name}: {item!r} is not a key=value pair.")
+        result[key.strip()] = value.strip()
+    return result

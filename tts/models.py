@@ -91,6 +91,23 @@ class Voice(models.Model):
         return tuple((int(c["speaker_index"]), float(c["weight"])) for c in self.blend or ())
 
 
+class ReferenceSpeaker(models.Model):
+    """A speaker name of the reference deployments (CosyVoice's SFT speakers ``中文女``..., the
+    articles' ``xiaoyu``, ``female_01``, ``male_01``) and the voice it stands for on ``/api/tts`` and
+    ``/tts``. An operator edits the table in the admin; a blank ``voice_id`` means this server has
+    no voice for it (Cantonese, Korean): such a request is a 400 that lists the speakers there are."""
+
+    name = models.CharField(max_length=100, unique=True)
+    voice_id = models.CharField(max_length=64, blank=True, help_text="blank: no voice here (the request is a 400)")
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} -> {self.voice_id or '(no voice)'}"
+
+
 class SynthesisRecord(models.Model):
     """One synthesis: the history item, with its audio when logging is on."""
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 from accounts.quota import characters_per_request_limit, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.models import SynthesisRecord
+from tts.services.default_voices import default_voice_among, language_voices
 from tts.services.history import history_for_tenant
 from tts.services.history_export import DOWNLOAD_FORMATS
 from tts.services.voices import active_model_versions, voices_served_for_tenant
@@ -58,6 +59,11 @@ def _limit(request: TenantRequest) -> tuple[int, int | None]:
     return min(per_request, left), left
 
 
+PLAYGROUND_SAMPLE_TEXT = (
+    "Welcome to the playground. The first sentence plays while the rest is still being synthesized."
+)
+
+
 @require_GET
 @member_required
 def playground(request: TenantRequest) -> HttpResponse:
@@ -65,10 +71,17 @@ def playground(request: TenantRequest) -> HttpResponse:
     # The models the tenant can speak with: those serving one of its voices (the voice list follows the choice).
     models = list(active_model_versions().filter(model_id__in={v.model_id for v in voices}))
     max_chars, month_left = _limit(request)
+    # The voice for the sample text's language (English: the default voice); the page switches to the
+    # voice of another language's text as it is typed, until a voice is chosen by hand.
+    served = {v.voice_id: v for v in voices}
+    default_voice = default_voice_among(voices, PLAYGROUND_SAMPLE_TEXT)
     context = dashboard_context(
         request,
         page="playground",
         voices=voices,
+        sample_text=PLAYGROUND_SAMPLE_TEXT,
+        default_voice=default_voice or (voices[0] if voices else None),
+        language_voices=language_voices(served),
         models=models,
         output_format=PLAYGROUND_FORMAT,
         sample_rate=PLAYGROUND_SAMPLE_RATE,

@@ -26,6 +26,7 @@ from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
 from tts.forms import HistoryFilterForm, JobSubmitForm
 from tts.models import Job, PronunciationDictionary, SynthesisRecord
+from tts.services.default_voices import default_voice_among
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import (
     DOWNLOAD_FORMATS,
@@ -361,9 +362,14 @@ def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
 
 
 def _job_form(request: TenantRequest, data: Any = None) -> JobSubmitForm:
+    voices = list(voices_served_for_tenant(request.tenant))
+    # Preselected: the voice for the (empty, so English) text's language, not the first by name.
+    default = default_voice_among(voices, "")
+    initial = {"voice": default.voice_id} if default is not None else None
     return JobSubmitForm(
         data,
-        voices=list(voices_served_for_tenant(request.tenant)),
+        initial=initial,
+        voices=voices,
         formats=DOWNLOAD_FORMATS,
         # The plan's per-job limit; the month's remainder is the quota's to refuse, with its own message.
         max_chars=request.tenant.plan.job_max_characters,

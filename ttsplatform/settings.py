@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from infra.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from infra.env import env_bool, env_choice, env_float, env_int, env_list, env_map, env_str
 
 from .dev_settings import read_dev_settings
 
@@ -289,6 +289,43 @@ TTS_ENGINE_NICE = env_int("TTS_ENGINE_NICE", 10, minimum=0, maximum=19)
 TTS_MAX_CHARS_PER_REQUEST = env_int("TTS_MAX_CHARS_PER_REQUEST", 5000, minimum=1)
 TTS_SEGMENT_MAX_CHARS = env_int("TTS_SEGMENT_MAX_CHARS", 400, minimum=20)
 TTS_DEFAULT_VOICE_ID = env_str("TTS_DEFAULT_VOICE_ID", "joe")
+# Where `manage.py fetch_kokoro_voices` (make run, make test) leaves kokoro-js's checked voice files.
+TTS_KOKORO_VOICES_DIR = Path(env_str("TTS_KOKORO_VOICES_DIR", str(VAR_DIR / "npm")))
+# The voice a text in each language gets when the caller names none (the playground, the jobs page,
+# the reference endpoints without a speaker): language code -> voice id. English is TTS_DEFAULT_VOICE_ID.
+TTS_DEFAULT_VOICES = env_map(
+    "TTS_DEFAULT_VOICES",
+    {
+        "en": TTS_DEFAULT_VOICE_ID,
+        "zh": "zf_xiaoxiao",
+        "ja": "jf_alpha",
+        "es": "ef_dora",
+        "fr": "ff_siwis",
+        "hi": "hf_alpha",
+        "it": "if_sara",
+        "pt": "pf_dora",
+    },
+)
+# OpenAI's voice names -> this server's voices (a voice whose id is the name itself wins; a mapped voice
+# that is not installed falls back to TTS_DEFAULT_VOICE_ID). docs/api.md lists the defaults.
+TTS_OPENAI_VOICES = env_map(
+    "TTS_OPENAI_VOICES",
+    {
+        "alloy": "af_alloy",
+        "ash": "am_adam",
+        "ballad": "bm_george",
+        "coral": "af_heart",
+        "echo": "am_echo",
+        "fable": "bm_fable",
+        "nova": "af_nova",
+        "onyx": "am_onyx",
+        "sage": "af_sarah",
+        "shimmer": "af_bella",
+        "verse": "am_michael",
+        "marin": "af_kore",
+        "cedar": "am_puck",
+    },
+)
 TTS_DEFAULT_ENGINE = env_choice("TTS_DEFAULT_ENGINE", "piper-onnx", ("piper-onnx", "vits-torch"))
 TTS_STORE_AUDIO = env_bool("TTS_STORE_AUDIO", True)
 TTS_SENTENCE_SILENCE_MS = env_int("TTS_SENTENCE_SILENCE_MS", 200, minimum=0, maximum=5000)

@@ -335,9 +335,28 @@
     var current = voiceSelect.options[voiceSelect.selectedIndex];
     if ((!current || current.disabled) && first) voiceSelect.value = first.value;
   }
-  modelSelect.addEventListener("change", function () { syncVoices(); renderCode(); });
+  modelSelect.addEventListener("change", function () { chosen = true; syncVoices(); renderCode(); });
   syncVoices();
-  el("pg-voice").addEventListener("change", renderCode);
+  el("pg-voice").addEventListener("change", function () { chosen = true; renderCode(); });
+  // The voice follows the text's language (its configured voice) until one is chosen by hand.
+  var chosen = false;
+  var languageVoices = JSON.parse(el("pg-language-voices").textContent || "{}");
+  function scriptLanguage(text) {
+    if (/[\u3040-\u30ff]/.test(text)) return "ja";
+    if (/[\u3400-\u9fff]/.test(text)) return "zh";
+    if (/[\u0900-\u097f]/.test(text)) return "hi";
+    return "en";
+  }
+  el("pg-text").addEventListener("input", function () {
+    var voiceId = languageVoices[scriptLanguage(el("pg-text").value)];
+    if (chosen || !voiceId || voiceSelect.value === voiceId) return;
+    var option = Array.prototype.find.call(voiceSelect.options, function (o) { return o.value === voiceId; });
+    if (!option) return;
+    modelSelect.value = option.dataset.model;
+    syncVoices();
+    voiceSelect.value = voiceId;
+    renderCode();
+  });
   el("pg-speed").addEventListener("change", renderCode);
   var codeToggle = el("pg-code-toggle"), codePanel = el("pg-code");
   codeToggle.addEventListener("click", function () {

@@ -38,7 +38,8 @@ def test_it_says_when_there_are_no_voices(tenant_a: TenantCtx, owner_a: Client) 
 
 def test_it_offers_the_tenants_voices_in_the_playground(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
     html = owner_a.get("/playground/").content.decode()
-    assert '<option value="joe" data-model="en_US-joe-medium">Joe (en)</option>' in html
+    # Preselected: the voice for the sample text's language (English: the default voice).
+    assert '<option value="joe" data-model="en_US-joe-medium" selected>Joe (en)</option>' in html
     assert '<option value="en_US-joe-medium" selected>en_US-joe-medium</option>' in html
     assert 'data-output-format="pcm_22050"' in html and "/static/js/playground.js" in html
 

@@ -17,12 +17,15 @@ def test_the_api_lists_voices_with_their_language_and_filters_by_it(
 ) -> None:
     client = tenant_a.client()
     every = client.get("/v1/voices").json()["voices"]
-    assert {v["voice_id"]: v["language"] for v in every} == {"joe": "en", **dict.fromkeys(JAPANESE, "ja")}
+    listed = {v["voice_id"]: v["language"] for v in every}
+    assert len(listed) == 1 + 54 and listed["joe"] == "en" and listed["zf_xiaobei"] == "zh"
+    assert {v for v, language in listed.items() if language == "ja"} == set(JAPANESE)
     kumo = next(v for v in every if v["voice_id"] == "jm_kumo")
     assert kumo["labels"]["language"] == "ja" and kumo["labels"]["gender"] == "male"
     japanese = client.get("/v1/voices?language=ja").json()
     assert sorted(v["voice_id"] for v in japanese["voices"]) == JAPANESE and japanese["total_count"] == 5
-    assert [v["voice_id"] for v in client.get("/v1/voices?language=en-US").json()["voices"]] == ["joe"]
+    english = [v["voice_id"] for v in client.get("/v1/voices?language=en-US").json()["voices"]]
+    assert "joe" in english and "bm_george" in english and len(english) == 1 + 28
     assert client.get("/v1/voices?language=ko").json()["voices"] == []
 
 

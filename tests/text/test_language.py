@@ -99,3 +99,23 @@ def test_it_knows_scripts(char: str, script: str) -> None:
 
 def test_it_ignores_letters_without_a_script() -> None:
     assert script_of("ª") is None
+
+
+KOKORO_LANGUAGES = ["en", "es", "fr", "hi", "it", "ja", "pt", "zh"]
+
+
+@pytest.mark.parametrize(
+    ("voice_language", "text", "expected"),
+    [
+        ("zh", "Hello there.", "en"),  # unsure among Latin languages: English, not the voice's Chinese
+        ("es", "Buenos días, amigos.", "es"),
+        ("ja", "Hola, ¿cómo estás? Me llamo Juan.", "es"),
+        ("ja", "日本国憲法第九条", "ja"),  # every character one Japanese writes: the Japanese voice keeps it
+        ("ja", "你好，这是一条测试语音。", "zh"),  # simplified Chinese
+        ("en", "欢迎使用轻量级语音合成服务", "zh"),
+        ("zh", "今日はいい天気ですね。", "ja"),  # kana
+        ("en", "नमस्ते, आप कैसे हैं?", "hi"),
+    ],
+)
+def test_a_multilingual_voice_reads_the_texts_language(voice_language: str, text: str, expected: str) -> None:
+    assert check_language(text, [voice_language, *KOKORO_LANGUAGES], None) == expected

@@ -1,8 +1,10 @@
 """OpenAI-compatible ``POST /v1/audio/speech``.
 
 ``voice`` is one of this platform's voice ids or names; OpenAI's built-in
-voice names (alloy, echo, ...) resolve to the default voice unless a voice
-of that name exists, so code written for OpenAI runs unchanged. ``model`` is
+voice names (alloy, echo, ...) map to voices of this server through
+``TTS_OPENAI_VOICES`` (``alloy`` -> ``af_alloy``, docs/api.md; the default
+voice where the mapped one is not installed) unless a voice of that id
+exists, so code written for OpenAI runs unchanged. ``model`` is
 OpenAI's (tts-1, tts-1-hd, gpt-4o-mini-tts: the voice's own model serves it)
 or one of ours.
 
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
@@ -26,19 +27,15 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
+from tts.services.default_voices import openai_voice
 from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
 from tts.services.text_input import output_format_for
-from tts.services.voices import voice_find_cached
 
 from .elevenlabs import audio_headers
 from .errors import ApiError
 from .fields import StrictCharField
 from .openapi import audio_responses, error_responses
 from .streaming import audio_stream_response, is_asgi, sse_stream_response
-
-OPENAI_VOICES = frozenset(
-    {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse", "marin", "cedar"}
-)
 
 
 class VoiceField(serializers.Field):
@@ -73,9 +70,8 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
     data = body.validated_data
     fmt = output_format_for(data["response_format"], dialect="openai", field="response_format")
     tenant = request_tenant(request)
-    # OpenAI's own voice names stand for the default voice unless a voice of that name exists.
-    fallback = settings.TTS_DEFAULT_VOICE_ID if data["voice"].lower() in OPENAI_VOICES else None
-    voice = voice_find_cached(tenant, data["voice"], fallback_id=fallback)
+    # OpenAI's own voice names stand for the voices TTS_OPENAI_VOICES maps them to.
+    voice = openai_voice(tenant, data["voice"])
     if voice is None:
         raise ApiError(
             f"Voice '{data['voice']}' was not found.", code="voice_not_found", status_code=404, field="voice"

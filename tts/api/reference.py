@@ -13,8 +13,16 @@ Users moving from those deployments keep their clients:
 Same keys (``xi-api-key`` or ``Authorization: Bearer``), same pipeline, same
 billing and history (source ``compat``). Errors as FastAPI writes them:
 ``{"detail": "..."}``, a malformed body 422, text over the plan's limit 400.
-``speaker`` is a voice id or name; unknown names are the default voice
-(those deployments' speaker names mean nothing here), unknown ids a 404.
+
+``speaker`` is one of those deployments' speaker names (CosyVoice's SFT
+speakers ``中文女`` ``中文男`` ``英文女`` ``英文男`` ``日语男`` ``粤语女`` ``韩语女``, the
+articles' ``xiaoyu``, ``female_01``, ``male_01``), mapped to a voice by the
+table an operator edits in the admin (``tts.services.reference_speakers``),
+or any voice id or name of this server. A speaker with no voice here
+(``粤语女``, ``韩语女``) or an unknown one is a 400 that lists the speakers
+available. Without a speaker, the voice for the text's language
+(``TTS_DEFAULT_VOICES``). ``language`` (``/tts``) is honoured: the text is
+read by that language's front end (the voice must speak it, else 422).
 """
 
 from __future__ import annotations
@@ -33,10 +41,12 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
+from tts.models import Voice
+from tts.services.default_voices import default_voice_for_text
 from tts.services.model_import import activate_model_version, model_version_named
+from tts.services.reference_speakers import speaker_voice
 from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
 from tts.services.text_input import output_format_for
-from tts.services.voices import voice_find_cached
 
 from .elevenlabs import audio_headers
 from .errors import ApiError
@@ -65,10 +75,15 @@ class ReloadInput(serializers.Serializer):
 
 def _request(request: Request, data: dict[str, Any], fmt_name: str, language: str | None = None) -> SynthesisRequest:
     tenant = request_tenant(request)
-    speaker = (data.get("speaker") or "").strip() or settings.TTS_DEFAULT_VOICE_ID
-    voice = voice_find_cached(tenant, speaker, fallback_id=settings.TTS_DEFAULT_VOICE_ID)
-    if voice is None:
-        raise ApiError(f"Speaker '{speaker}' not found", code="voice_not_found", status_code=404, field="speaker")
+    language = (language or "").strip() or None
+    speaker = (data.get("speaker") or "").strip()
+    voice: Voice | None
+    if speaker:
+        voice = speaker_voice(tenant, speaker)
+    else:
+        voice = default_voice_for_text(tenant, data["text"], language)
+        if voice is None:
+            raise ApiError("No default voice is installed.", code="voice_not_found", status_code=404, field="speaker")
     return SynthesisRequest(
         tenant=tenant,
         api_key=request_api_key(request),
@@ -76,7 +91,7 @@ def _request(request: Request, data: dict[str, Any], fmt_name: str, language: st
         text=data["text"],
         output_format=output_format_for(fmt_name),
         source="compat",
-        language=(language or "").strip() or None,
+        language=language,
         request_id=getattr(request._request, "request_id", ""),
         voice_field="speaker",
     )

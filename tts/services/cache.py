@@ -120,7 +120,7 @@ def audio_cache_key(
         "dictionaries": dictionaries or None,
         "speed": req.speed,
         "language": req.language or voice.language,
-        "segments": [[s.text, s.rate, s.pause_after_ms] for s in segments],
+        "segments": [[s.text, s.rate, s.pause_after_ms, s.language] for s in segments],
         "silence_ms": settings.TTS_SENTENCE_SILENCE_MS,
         "format": [fmt.name, fmt.codec, fmt.sample_rate, fmt.bitrate_kbps],
         "scope": "shared" if shared else [req.tenant.pk, _stamp(req.tenant)],

@@ -31,7 +31,7 @@ from tts.text.segment import Segment
 
 from .job_runner import characters_done, job_dispatch, job_finish, job_record_fields
 from .synthesis import SynthesisError, SynthesisRequest, resolve_model_version
-from .text_input import segments_for
+from .text_input import readable_languages, segments_for, speaking_language
 from .voices import voice_get
 
 __all__ = ["JobRequest", "characters_done", "job_cancel", "job_get", "job_submit", "jobs_for_tenant"]
@@ -149,7 +149,8 @@ def job_submit(req: JobRequest) -> Job:
         raise SynthesisError.from_quota(QuotaExceeded(requested=characters, used=used, limit=limit))
     plan: list[dict[str, Any]] = []
     for item, (name, text) in enumerate(pairs):
-        segments = segments_for(text, language=req.language, normalization=req.normalization, field=name)
+        language = speaking_language(text, readable_languages(voice, model_version), req.language)
+        segments = segments_for(text, language=language, normalization=req.normalization, field=name)
         plan.extend(plan_chunks(item, segments, settings.TTS_JOB_CHUNK_CHARS))
     try:
         # One transaction: the job, its pending history item and the characters they spend.

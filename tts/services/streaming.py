@@ -40,7 +40,7 @@ from tts.text.segment import Segment
 from .synthesis import synthesis_iter_bytes
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError
-from .text_input import segments_for, validate_text
+from .text_input import readable_languages, segments_for, speaking_language, validate_text
 from .timestamps import AlignmentChunk, websocket_alignment
 
 logger = logging.getLogger(__name__)
@@ -250,9 +250,14 @@ class LiveUtterance:
         req = self.run.request
         validate_text(text, tenant=req.tenant, field=req.text_field)
         dictionaries = self.run.dictionaries
+        # Each piece in its own language (a Piper voice refuses another script, as for a request);
+        # a piece that does not say which keeps the utterance's.
+        readable = readable_languages(self.run.voice, self.run.model_version)
+        first = next((seg.language for seg in self.run.segments if seg.language), None)
+        language = speaking_language(text, [first, *readable] if first else readable, req.language)
         segments = segments_for(
             dictionaries.apply(text) if dictionaries is not None else text,
-            language=req.language,
+            language=language,
             normalization=req.normalization,
             field=req.text_field,
             require_speech=False,

@@ -33,8 +33,6 @@ from infra.lean_insert import insert
 from tts.audio.encode import make_encoder
 from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
 from tts.models import ModelVersion, SynthesisRecord, Voice
-from tts.text.language import check_language
-from tts.text.prepare import TextError
 from tts.text.segment import Segment
 
 from .admission import SynthesisAdmission, synthesis_admit
@@ -49,7 +47,7 @@ from .shutdown import refuse_if_draining, stop_if_aborted
 from .stitching import stitching_context
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
-from .text_input import segments_for, validate_text
+from .text_input import readable_languages, segments_for, speaking_language, validate_text
 from .timestamps import (
     AlignmentTimeline,
     SegmentContext,
@@ -135,10 +133,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
             field=req.voice_field,
         )
     model_version = _resolve_model(req, voice, active)
-    try:
-        language = check_language(text, [voice.language, *model_version.languages], req.language)
-    except TextError as exc:
-        raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=exc.field) from exc
+    language = speaking_language(text, readable_languages(voice, model_version), req.language)
     dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
     spoken = dictionaries.apply(text) if dictionaries is not None else text
     segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)

@@ -9,11 +9,17 @@ format names -> formats.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+
 from django.conf import settings
 
 from accounts.models import Tenant
 from accounts.quota import characters_per_request_limit
 from tts.audio.formats import OutputFormat, UnknownFormatError, parse_elevenlabs_format, parse_openai_format
+from tts.models import ModelVersion, Voice
+from tts.text.g2p import has_g2p
+from tts.text.language import check_language
 from tts.text.prepare import TextError, prepare_text
 from tts.text.segment import Segment
 
@@ -33,6 +39,26 @@ def validate_text(text: object, *, tenant: Tenant, field: str = "text", limit: i
             field=field,
         )
     return text
+
+
+def readable_languages(voice: Voice, model_version: ModelVersion) -> list[str]:
+    """What a voice reads, its own language first: its model's languages (a Kokoro voice reads every
+    language its model has a front end for, ``tts.text.g2p``; Piper's voices their one)."""
+    languages = list(dict.fromkeys([voice.language, *model_version.languages]))
+    if model_version.engine == ModelVersion.Engine.KOKORO_ONNX:
+        readable = [code for code in languages if has_g2p(code)]
+        return readable or languages
+    return languages
+
+
+def speaking_language(text: str, languages: Sequence[str], requested: str | None) -> str:
+    """The language ``text`` is spoken in by a voice reading ``languages`` (its own first, then its
+    model's): ``requested`` (``language_code``) when the voice reads it, else the detected one.
+    ``SynthesisError`` 422 naming the field when the voice cannot speak it (``check_language``)."""
+    try:
+        return check_language(text, languages, requested)
+    except TextError as exc:
+        raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=exc.field) from exc
 
 
 def segments_for(
@@ -60,6 +86,9 @@ def segments_for(
         raise SynthesisError(
             str(exc), code=exc.code, status=exc.status, field=field if exc.field == "text" else exc.field
         ) from exc
+    if language:
+        # The language the text is spoken in travels with each segment down to the engine's front end.
+        segments = [dataclasses.replace(seg, language=language) for seg in segments]
     spoken = [seg for seg in segments if seg.text.strip()]
     if require_speech and not spoken:
         raise SynthesisError(f"'{field}' has nothing that can be spoken.", code="empty_text", status=400, field=field)

@@ -250,7 +250,8 @@ def iter_segment_timed(
     """
     aligned = getattr(engine, "phonemize_aligned", None)
     if aligned is not None:
-        yield from _iter_aligned(engine, aligned(segment.text), segment, params, silence_ms=silence_ms, timing=timing)
+        utterances = aligned(segment.text, segment.language) if segment.language else aligned(segment.text)
+        yield from _iter_aligned(engine, utterances, segment, params, silence_ms=silence_ms, timing=timing)
         return
     kinds = _id_kinds(engine)
     rate = float(engine.sample_rate)

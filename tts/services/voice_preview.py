@@ -7,6 +7,7 @@ speaker) so each is synthesized once per cache lifetime.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
@@ -34,13 +35,24 @@ class PreviewUnavailable(Exception):
 _PREVIEW_TEXTS = {
     "en": "Hello, I am {name}. This is how I sound.",
     "ja": "こんにちは、{name}です。よろしくお願いします。",
+    "zh": "你好\uff0c我是{name}。这是我的声音。",
+    "es": "Hola, soy {name}. Así es como sueno.",
+    "fr": "Bonjour, je suis {name}. Voici ma voix.",
+    "hi": "नमस्ते, मैं {name} हूँ। मेरी आवाज़ ऐसी है।",
+    "it": "Ciao, sono {name}. Questa è la mia voce.",
+    "pt": "Olá, eu sou {name}. Esta é a minha voz.",
 }
+
+
+def preview_language(voice: Voice) -> str:
+    """The voice's own language where a preview sentence is written for it, else English."""
+    code = (voice.language or "en").lower().replace("_", "-").split("-")[0]
+    return code if code in _PREVIEW_TEXTS else "en"
 
 
 def preview_text(voice: Voice) -> str:
     """A short sentence in the voice's own language (English where none is written here)."""
-    code = (voice.language or "en").lower().replace("_", "-").split("-")[0]
-    return _PREVIEW_TEXTS.get(code, _PREVIEW_TEXTS["en"]).format(name=voice.name)
+    return _PREVIEW_TEXTS[preview_language(voice)].format(name=voice.name)
 
 
 def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
@@ -61,7 +73,11 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
     try:
         engine = get_registry().get(spec_for(version))
         params = SynthesisParams(speaker_id=voice.speaker_index, style_blend=voice.style_blend)
-        segments = prepare_text(text, language=voice.language, max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS)
+        language = preview_language(voice)
+        segments = [
+            dataclasses.replace(segment, language=language)  # a multilingual engine reads it in that language
+            for segment in prepare_text(text, language=language, max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS)
+        ]
         pieces = [synthesize_segment(engine, segment, params) for segment in segments]
     except EngineError as exc:
         raise PreviewUnavailable(str(exc)) from exc

@@ -34,6 +34,8 @@ _MIN_FOREIGN_WEIGHT = 12
 _MIN_FOREIGN_SHARE = 0.6
 # py3langid's best candidate must hold this share of the candidates' mass.
 _MIN_CHOICE_SHARE = 0.6
+# ...and this much against a voice's own language that writes the same script ("東京" to a Japanese voice).
+_MIN_SWITCH_SHARE = 0.95
 
 # Scripts each language is written in, beyond Latin (which every voice reads:
 # brand names, code and URLs appear in Latin script in every language).
@@ -158,12 +160,14 @@ def _candidate_score(scores: dict[str, float], code: str) -> float:
     return sum(scores.get(label, 0.0) for label in _LANGID_ALIASES.get(code, (code,)))
 
 
-def detect_language(text: str, candidates: Sequence[str]) -> str | None:
+def detect_language(text: str, candidates: Sequence[str], *, prefer: str | None = None) -> str | None:
     """The candidate language ``text`` is most likely in, or None if unsure.
 
     ``candidates`` are the languages of the installed voices (ISO 639-1, region
     subtags ignored). None means: no letters, no candidate writes this script,
-    or several do and the text does not say which.
+    or several do and the text does not say which. ``prefer`` (a voice's own
+    language) keeps a text in a script it shares with others (kanji-only text to
+    a Japanese voice) unless py3langid is nearly sure (``_MIN_SWITCH_SHARE``).
     """
     codes = list(dict.fromkeys(code for code in map(primary_language, candidates) if code))
     sample = strip_markup(text)[:_SAMPLE_CHARS]
@@ -193,7 +197,25 @@ def detect_language(text: str, candidates: Sequence[str]) -> str | None:
     best = ranked[0]
     if mass <= 0 or _candidate_score(scores, best) / mass < _MIN_CHOICE_SHARE:
         return None
+    if prefer in compatible and best != prefer and dominant in _SCRIPTS.get(prefer, ()):
+        if prefer == "ja" and dominant == "Han" and _japanese_kanji_only(sample):
+            return prefer  # Japanese writes every one of these characters: a Japanese voice reads it so
+        pair = _candidate_score(scores, best) + _candidate_score(scores, prefer)
+        if pair <= 0 or _candidate_score(scores, best) / pair < _MIN_SWITCH_SHARE:
+            return prefer
     return best
+
+
+def _japanese_kanji_only(text: str) -> bool:
+    """Whether every Han character of ``text`` is one Japanese writes (in JIS X 0208, as cp932 encodes
+    it): "日本国憲法第九条" is, "欢迎使用" (simplified Chinese) is not."""
+    for char in text:
+        if script_of(char) == "Han":
+            try:
+                char.encode("cp932")
+            except UnicodeEncodeError:
+                return False
+    return True
 
 
 def _foreign_language(sample: str, script: str) -> str:
@@ -242,4 +264,17 @@ def check_language(text: str, voice_languages: Sequence[str], requested: str | N
         return wanted
     if not codes:
         return "en"
-    return detect_language(sample, codes) or codes[0]
+    return detect_language(sample, codes, prefer=codes[0]) or _fallback_language(codes, weights)
+
+
+def _fallback_language(codes: list[str], weights: Counter[str]) -> str:
+    """When detection is unsure: the first of ``codes`` (the voice's own language first) that writes
+    the text's main script natively; Latin text to a voice whose own language does not write it
+    (a Chinese voice reading "Hello there") goes to the first Latin-script language (English)."""
+    if weights:
+        dominant = weights.most_common(1)[0][0]
+        for code in codes:
+            native = _SCRIPTS.get(code, frozenset())
+            if dominant in native or (dominant == "Latin" and not native):
+                return code
+    return codes[0]

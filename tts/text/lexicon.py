@@ -80,11 +80,27 @@ class Rule:
     def pattern(self) -> re.Pattern[str]:
         body = re.escape(self.string_to_replace)
         if self.word_boundaries:
-            body = rf"(?<!\w){body}(?!\w)"
+            # Chinese and Japanese write no spaces: a word of theirs is bounded by nothing ("北京" in
+            # "我在北京工作"), so a side that is such a character needs no boundary, and a Latin word
+            # ends where such a character begins ("AI" in "AI改变世界").
+            word = self.string_to_replace
+            before = "" if word and _unspaced(word[0]) else rf"(?<!{_SPACED_WORD_CHAR})"
+            after = "" if word and _unspaced(word[-1]) else rf"(?!{_SPACED_WORD_CHAR})"
+            body = rf"{before}{body}{after}"
         return re.compile(body, 0 if self.case_sensitive else re.IGNORECASE)
 
     def replacement(self) -> str:
         return self.alias if self.type == "alias" else f"[[{self.phoneme}]]"
+
+
+_UNSPACED = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+#: A letter or digit of a script that separates its words with spaces.
+_SPACED_WORD_CHAR = rf"[^\W{_UNSPACED}]"
+
+
+def _unspaced(char: str) -> bool:
+    """A character of a script written without spaces between words (Han, kana)."""
+    return "\u3040" <= char <= "\u30ff" or "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
 
 
 def _flags(data: dict[str, object]) -> tuple[bool, bool]:

@@ -42,7 +42,8 @@ class Segment:
     blocks); ``source_start``/``source_end`` locate it in the caller's original
     input (for timestamps; -1 when unknown, e.g. inside SSML); ``rate`` scales
     speed (1.0 = voice default, 2.0 = twice as fast); ``pause_after_ms`` is
-    silence to insert after this segment.
+    silence to insert after this segment; ``language`` (ISO 639-1) is the language it is spoken in,
+    which picks a multilingual engine's front end (``None``: the engine's own).
     """
 
     text: str
@@ -50,6 +51,7 @@ class Segment:
     source_end: int = -1
     rate: float = 1.0
     pause_after_ms: int = 0
+    language: str | None = None
 
 
 # Cut positions, best first. Each pattern's match end is where a piece may end.

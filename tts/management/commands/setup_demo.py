@@ -1,4 +1,4 @@
-"""manage.py setup_demo: the default voice, the Japanese voices, a demo tenant and its first API key.
+"""manage.py setup_demo: the default voice, Kokoro's voices, a demo tenant and its first API key.
 
 With ``--wyoming-key-file`` (``make run``) the demo tenant also gets a key of
 its own for the Wyoming server (scope ``tts``), kept in that file (mode 0600)
@@ -37,14 +37,14 @@ DEV_PASSWORD = "demo-password"
 
 class Command(BaseCommand):
     help = (
-        "Register the default joe voice and Kokoro's Japanese voices, and create the demo tenant with an "
-        "API key (idempotent)."
+        "Register the default joe voice and Kokoro's voices (all 54 once fetch_kokoro_voices has run, else the "
+        "five Japanese ones), and create the demo tenant with an API key (idempotent)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="http://127.0.0.1:8000")
         parser.add_argument("--engine", default=settings.TTS_DEFAULT_ENGINE)
-        parser.add_argument("--no-japanese", action="store_true", help="skip Kokoro's Japanese voices")
+        parser.add_argument("--no-kokoro", "--no-japanese", action="store_true", help="skip Kokoro's voices")
         parser.add_argument("--wyoming-key-file", help="keep the demo tenant's Wyoming key in this file")
         parser.add_argument("--wyoming-address", default="127.0.0.1:10200", help="where make run serves Wyoming")
 
@@ -61,16 +61,19 @@ class Command(BaseCommand):
         )
         mv = result.model_version
         self.stdout.write(f"Default voice: {result.voices[0].voice_id} ({mv.model_id} v{mv.version}, {mv.engine})")
-        if not options["no_japanese"]:
+        if not options["no_kokoro"]:
             try:
                 # Loaded on first use (about 2 s), unloaded when idle like any version.
                 kokoro = import_kokoro_voices(activate=True)
             except VoiceImportError as exc:
-                self.stderr.write(f"Japanese voices not registered: {exc}")
+                self.stderr.write(f"Kokoro voices not registered: {exc}")
             else:
                 km = kokoro.model_version
-                names = ", ".join(v.voice_id for v in kokoro.voices)
-                self.stdout.write(f"Japanese voices: {names} ({km.model_id} v{km.version}, {km.engine})")
+                by_language: dict[str, int] = {}
+                for voice in kokoro.voices:
+                    by_language[voice.language] = by_language.get(voice.language, 0) + 1
+                counts = ", ".join(f"{n} {code}" for code, n in sorted(by_language.items()))
+                self.stdout.write(f"Kokoro voices: {counts} ({km.model_id} v{km.version}, {km.engine})")
 
         with transaction.atomic():
             tenant, _ = Tenant.objects.get_or_create(

@@ -1,6 +1,7 @@
 """Grapheme-to-phoneme front ends, one module per language, picked by language code.
 
-Each module (``ja``, ``zh``, and the languages added beside it) owns its language's
+Each module (``ja``, ``zh``; ``en``, ``es``, ``fr``, ``hi``, ``it``, ``pt`` through
+espeak-ng in ``espeak``; the others beside them) owns its language's
 reading rules and offers a class with ``phonemize(text) -> PhonemizedText``
 (``base.G2P``). ``g2p_for`` loads a language's front end on first use (some
 load dictionaries for a second or more) and shares one instance per process.
@@ -18,7 +19,13 @@ __all__ = ["FRONT_ENDS", "G2P", "PUNCTUATION", "PhonemeWord", "PhonemizedText", 
 
 #: Language code (ISO 639-1) -> "module:Class" of its front end, under this package.
 FRONT_ENDS: dict[str, str] = {
+    "en": "en:EnglishG2P",
+    "es": "es:SpanishG2P",
+    "fr": "fr:FrenchG2P",
+    "hi": "hi:HindiG2P",
+    "it": "it:ItalianG2P",
     "ja": "ja:JapaneseG2P",
+    "pt": "pt:PortugueseG2P",
     "zh": "zh:ChineseG2P",
 }
 
