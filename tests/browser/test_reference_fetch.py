@@ -21,12 +21,14 @@ TEXT = (
 )
 
 # The guide's client: fetch, then res.body.getReader() until done, the chunks joined into one WAV.
+# The speaker is joe by its voice id (the article's xiaoyu is a Chinese voice: its request as printed
+# is tests/integration/test_reference_endpoints.py's), so four English sentences stream quickly.
 FETCH = """
 async ([text, key]) => {
   const res = await fetch('/api/tts', {
     method: 'POST',
     headers: {'Content-Type': 'application/json', 'xi-api-key': key},
-    body: JSON.stringify({text, speaker: 'xiaoyu', streaming: true}),
+    body: JSON.stringify({text, speaker: 'joe', streaming: true}),
   });
   const reader = res.body.getReader();
   const chunks = [];

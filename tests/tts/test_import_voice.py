@@ -69,12 +69,13 @@ def test_setup_demo_is_idempotent(capsys: pytest.CaptureFixture[str]) -> None:
     call_command("setup_demo")
     first = capsys.readouterr().out
     assert "tts_" in first and "curl" in first
-    assert "Japanese voices: jf_alpha, jf_gongitsune, jf_nezumi, jf_tebukuro, jm_kumo" in first
+    # make test fetches kokoro-js's voices first (tests/settings.py: TTS_KOKORO_VOICES_DIR), so all 54 register.
+    assert "Kokoro voices: 28 en, 3 es, 1 fr, 4 hi, 2 it, 5 ja, 3 pt, 8 zh" in first
     call_command("setup_demo")
     second = capsys.readouterr().out
     assert "curl" not in second
     assert Tenant.objects.count() == 1 and ApiKey.objects.count() == 1
-    assert counts() == (2, 6)  # joe, and Kokoro with its five Japanese voices
+    assert counts() == (2, 55)  # joe, and Kokoro with its 54 voices
 
 
 @pytest.mark.django_db

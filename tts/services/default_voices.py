@@ -20,7 +20,7 @@ from accounts.models import Tenant
 from tts.models import Voice
 from tts.text.language import detect_language
 
-from .voices import voice_find_cached
+from .voices import voice_find_cached, voice_first_cached
 
 #: Used when the text says nothing (no letters) and for a language with no voice of its own.
 FALLBACK_LANGUAGE = "en"
@@ -53,13 +53,11 @@ def default_voice_among(voices: Iterable[Voice], text: str) -> Voice | None:
 def openai_voice(tenant: Tenant, name: str) -> Voice | None:
     """The voice OpenAI's ``voice`` names: a voice of this server by id or name, or OpenAI's own names
     through ``TTS_OPENAI_VOICES``; None if neither."""
-    target = settings.TTS_OPENAI_VOICES.get(name.strip().lower())
+    wanted = name.strip().lower()
+    target = settings.TTS_OPENAI_VOICES.get(wanted)
     if target is None:
         return voice_find_cached(tenant, name)
-    own = voice_find_cached(tenant, name)
-    if own is not None and own.voice_id == name.strip().lower():
-        return own
-    return voice_find_cached(tenant, target, fallback_id=settings.TTS_DEFAULT_VOICE_ID)
+    return voice_first_cached(tenant, wanted, target, settings.TTS_DEFAULT_VOICE_ID)
 
 
 def language_voices(served: dict[str, Voice]) -> dict[str, str]:

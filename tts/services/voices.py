@@ -11,6 +11,7 @@ from tts.models import ModelVersion, Voice
 # Keyed by tenant: a voice and the version serving it are resolved together, per tenant.
 _voices: LookupCache[tuple[int, str], tuple[Voice, ModelVersion]] = lookup_cache("voices")
 _voices_by_name: LookupCache[tuple[int, str, str | None], Voice] = lookup_cache("voices by name")
+_voices_first: LookupCache[tuple[int, tuple[str, ...]], Voice] = lookup_cache("first voice of names")
 
 
 def voices_for_tenant(tenant: Tenant, *, language: str | None = None) -> QuerySet[Voice]:
@@ -79,6 +80,22 @@ def voice_find_cached(tenant: Tenant, name_or_id: str, *, fallback_id: str | Non
         return voice
 
     return _voices_by_name.get((tenant.pk, name_or_id, fallback_id), load)
+
+
+def voice_first_cached(tenant: Tenant, exact_id: str, *names_or_ids: str) -> Voice | None:
+    """The voice whose id is ``exact_id``, else the first of ``names_or_ids`` that ``voice_find``
+    finds, as one entry of this process's lookup cache (OpenAI's ``alloy``: a voice of that id, else
+    the voice it maps to, else the default voice, resolved once rather than three lookups a request)."""
+
+    def load() -> Voice | None:
+        voice = voice_get(tenant, exact_id)
+        for name in names_or_ids:
+            if voice is not None:
+                break
+            voice = voice_find(tenant, name)
+        return voice
+
+    return _voices_first.get((tenant.pk, (exact_id, *names_or_ids)), load)
 
 
 def active_model_version(model_id: str) -> ModelVersion | None:
