@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from infra.client_address import parse_trusted_proxies
 from infra.env import env_bool, env_choice, env_float, env_int, env_list, env_map, env_str
 
 from .dev_settings import read_dev_settings
@@ -194,14 +195,13 @@ AUTHENTICATION_BACKENDS = [
 # Failed logins (dashboard and admin) per username and per client address (django-axes, docs/limits.md).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
-# Proxies in front of the app whose X-Forwarded-For is trusted for the client address; 0 = none.
-LOGIN_TRUSTED_PROXIES = env_int("LOGIN_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = LOGIN_LOCKOUT_MINUTES / 60  # hours
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
-AXES_CLIENT_IP_CALLABLE = "accounts.login_throttle.client_ip"
+# The client's address as ops access and the logs see it (TRUSTED_PROXIES, infra/client_address.py).
+AXES_CLIENT_IP_CALLABLE = "infra.client_address.client_address"
 AXES_VERBOSE = False
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -364,6 +364,11 @@ TTS_MODEL_IDLE_UNLOAD_SECONDS = env_int("TTS_MODEL_IDLE_UNLOAD_SECONDS", 3600, m
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 READYZ_NEEDS_TOKEN = env_bool("READYZ_NEEDS_TOKEN", False)
 OPS_ALLOWED_NETWORKS = env_list("OPS_ALLOWED_NETWORKS", [])
+# Which X-Forwarded-For hops are trusted for the client's address (ops access, the login throttle,
+# logs: infra/client_address.py): empty = none (the socket's peer is the client), a hop count, or the
+# proxies' networks. LOGIN_TRUSTED_PROXIES is its old name (a hop count).
+TRUSTED_PROXIES = env_str("TRUSTED_PROXIES", env_str("LOGIN_TRUSTED_PROXIES", ""))
+parse_trusted_proxies(TRUSTED_PROXIES)  # fails loudly at start-up, naming the variable
 
 # --- audio cache, rate limits, admission (docs/limits.md) ------------------
 
