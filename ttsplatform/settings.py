@@ -49,8 +49,6 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # 413 for an oversized Content-Length before anything else runs (docs/limits.md).
-    "ttsplatform.body_limit.BodyLimitMiddleware",
     "tts.api.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves static/ (the dashboard's CSS, JS and vendored chart library) from daphne itself.
@@ -61,6 +59,12 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # 413 for an oversized Content-Length before any view reads it (docs/limits.md; daphne and the
+    # ASGI wrapper refused it before the body arrived). After authentication: a large body on the
+    # admin's upload route needs a staff user; nothing above reads a body.
+    "ttsplatform.body_limit.BodyLimitMiddleware",
+    # Staff sessions' admin pages get the grant that lets daphne take their large uploads.
+    "ttsplatform.upload_grant.UploadGrantMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Failed-login throttling; last, as django-axes asks.
@@ -376,8 +380,12 @@ parse_trusted_proxies(TRUSTED_PROXIES)  # fails loudly at start-up, naming the v
 # job routes take long texts. 0 = no bound.
 TTS_MAX_BODY_BYTES = env_int("TTS_MAX_BODY_BYTES", 1024 * 1024, minimum=0)
 TTS_JOB_MAX_BODY_BYTES = env_int("TTS_JOB_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=0)
-# A Piper voice (.onnx + .onnx.json) uploaded in the admin; files go to a temporary file, not memory.
-TTS_MODEL_UPLOAD_MAX_BYTES = env_int("TTS_MODEL_UPLOAD_MAX_BYTES", 512 * 1024 * 1024, minimum=0)
+# A voice's files (.onnx + .onnx.json, a Kokoro voices file) uploaded in the admin, by a staff
+# session only (ttsplatform/upload_grant.py); anyone else gets TTS_MAX_BODY_BYTES there too. Larger
+# models go in through the model storage folder (the form's "stored model") or import_piper_voice.
+TTS_MODEL_UPLOAD_MAX_BYTES = env_int("TTS_MODEL_UPLOAD_MAX_BYTES", 256 * 1024 * 1024, minimum=0)
+# How long a staff session's upload grant lasts (renewed by the admin pages it views after half of it).
+TTS_MODEL_UPLOAD_GRANT_S = env_int("TTS_MODEL_UPLOAD_GRANT_S", 3600, minimum=60, maximum=86400)
 # Django's own bound on a body read whole (2.5 MB by default, an HTML 400) would cut under
 # ours on the job routes: ours are the bound (0 = none: Django's check off too).
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(TTS_MAX_BODY_BYTES, TTS_JOB_MAX_BODY_BYTES) or None
