@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from .forms import ApiKeyCreateForm, ApiKeyRenameForm, TenantSwitchForm
 from .keys import api_key_create, api_key_rename, api_key_revoke
 from .models import Scope
+from .secret_once import forget_cookie, hold_secret, take_secret
 from .selectors import api_key_get, api_keys_for_tenant
 from .tenancy import TenantRequest, dashboard_context, managers_only, member_required, switch_tenant
 
@@ -46,10 +47,6 @@ def tenant_switch(request: TenantRequest) -> HttpResponse:
     return redirect(target)
 
 
-# The session key under which a new key's secret waits for the one page that shows it.
-NEW_KEY_SESSION = "new_api_key"
-
-
 def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 200, **extra: object) -> HttpResponse:
     all_keys = list(api_keys_for_tenant(request.tenant))
     show_revoked = request.GET.get("revoked") == "1"
@@ -74,15 +71,15 @@ def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 
 @managers_only
 def api_keys(request: TenantRequest) -> HttpResponse:
     # A secret made by the POST before this redirect is shown on this one page view, then forgotten:
-    # a reload (or the back button) shows nothing new and creates nothing.
-    new = request.session.pop(NEW_KEY_SESSION, None)
-    key = None
-    if isinstance(new, dict) and new.get("tenant_id") == request.tenant.pk:
-        key = api_key_get(request.tenant, new.get("key_id"))
-    if key is not None:
-        response = _keys_page(request, ApiKeyCreateForm(), new_key=key, new_secret=new.get("secret", ""))
+    # a reload (or the back button) shows nothing new and creates nothing. It never was in the
+    # session table: the session holds a pad, a cookie the masked secret (accounts/secret_once.py).
+    taken = take_secret(request, tenant_id=request.tenant.pk)
+    key = api_key_get(request.tenant, taken[0]) if taken is not None else None
+    if key is not None and taken is not None:
+        response = _keys_page(request, ApiKeyCreateForm(), new_key=key, new_secret=taken[1])
     else:
         response = _keys_page(request, ApiKeyCreateForm())
+    forget_cookie(request, response)
     add_never_cache_headers(response)
     return response
 
@@ -101,13 +98,10 @@ def api_key_new(request: TenantRequest) -> HttpResponse:
         expires_at=form.expires_at(),
         created_by=request.user,  # type: ignore[arg-type]
     )
-    # Post/redirect/get: the secret waits in the session for the next page view of the list.
-    request.session[NEW_KEY_SESSION] = {
-        "tenant_id": request.tenant.pk,
-        "key_id": issued.api_key.pk,
-        "secret": issued.raw_key,
-    }
-    return redirect("dashboard:keys")
+    # Post/redirect/get: the secret waits for the next page view of the list, in two halves.
+    response = redirect("dashboard:keys")
+    hold_secret(request, response, tenant_id=request.tenant.pk, key_id=issued.api_key.pk, secret=issued.raw_key)
+    return response
 
 
 @require_POST

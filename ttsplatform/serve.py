@@ -21,7 +21,9 @@ history writes) then uses every core.
 A process that dies is started again (after a short pause; the supervisor
 gives up if they keep dying at once). SIGTERM or SIGINT stops them all
 gracefully: each gets SIGTERM and up to ``--grace`` seconds to finish its
-requests before SIGKILL. Nothing here imports Django.
+requests before SIGKILL. Nothing here imports Django. The web processes never
+read a checkout's development settings (``DEV_SETTINGS=off``,
+``ttsplatform/dev_settings.py``): production needs ``SECRET_KEY``.
 
 daphne runs without ``--proxy-headers``: that flag replaces the socket's peer
 with the leftmost ``X-Forwarded-For`` entry, which any client can write. The
@@ -114,8 +116,12 @@ class Supervisor:
         fd = self.socket_for(slot).fileno()
         return [sys.executable, "-m", "daphne", "--fd", str(fd), *self.daphne_args, APPLICATION]
 
+    def child_env(self, slot: int) -> dict[str, str]:
+        """A web process's environment: this one's, its slot, and never a checkout's development settings."""
+        return dict(os.environ, WEB_PROCESS_INDEX=str(slot), DEV_SETTINGS="off")
+
     def start_one(self, slot: int) -> None:
-        env = dict(os.environ, WEB_PROCESS_INDEX=str(slot))
+        env = self.child_env(slot)
         child = subprocess.Popen(self.command(slot), pass_fds=(self.socket_for(slot).fileno(),), env=env)
         self.children[slot] = (child, time.monotonic())
         logger.info("web process %d started (pid %d)", slot, child.pid)
