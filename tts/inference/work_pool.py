@@ -22,7 +22,9 @@ captured by every ``submit`` from that context (here, in the engine scheduler
 and in the batcher): setting it drops at once whatever it queued and has not
 started, and ``raise_if_cancelled`` lets code between two engine calls (the
 next sentence, the next piece of a long one) stop there. A run already inside
-the engine finishes: nothing is killed mid-call.
+an engine finishes unless the engine can stop it safely: an ONNX Runtime run
+is told to end at its next node (``onnx_cancel.cancellable_run``, what the
+Kokoro engine's whole-sentence runs use); nothing is killed mid-kernel.
 
 The threads hold the pool: its owner closes it (the engine does so from a
 ``weakref.finalize``, as the registry drops engines without closing them).
@@ -92,6 +94,8 @@ class CancelSignal:
         self._lock = threading.Lock()
         self._set = False
         self._futures: set[Future[Any]] = set()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next_callback = itertools.count()
 
     def is_set(self) -> bool:
         return self._set
@@ -102,8 +106,28 @@ class CancelSignal:
                 return
             self._set = True
             futures, self._futures = self._futures, set()
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
         for future in futures:
             future.cancel()  # False for one already running: it finishes, its result unread
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # never keep the others (or the closing stream) from stopping
+                logger.exception("a cancel callback failed")
+
+    def on_set(self, callback: Callable[[], None]) -> int:
+        """Call ``callback`` (quick, any thread) when the signal is set, at once if it is; a handle to remove it."""
+        with self._lock:
+            if not self._set:
+                handle = next(self._next_callback)
+                self._callbacks[handle] = callback
+                return handle
+        callback()
+        return -1
+
+    def remove(self, handle: int) -> None:
+        with self._lock:
+            self._callbacks.pop(handle, None)
 
     def track(self, future: Future[Any]) -> None:
         """Cancel ``future`` when the signal is set (at once if it already is)."""
