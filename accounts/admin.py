@@ -7,13 +7,14 @@ from typing import Any
 from django.contrib import admin
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import URLPattern, path, reverse
 from django.utils.cache import add_never_cache_headers
 
 from .keys import api_key_create, api_key_revoke
 from .models import ApiKey, Membership, Plan, Tenant, Usage
+from .secret_handoff import forget, hand_over, received
 
 
 @admin.register(Plan)
@@ -80,7 +81,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             return
         # New keys go through the service so only the hash is stored; the
-        # secret is shown this once.
+        # secret is shown once, on the page the add form redirects to.
         issued = api_key_create(
             tenant=obj.tenant, name=obj.name, scopes=obj.scopes, expires_at=obj.expires_at,
             created_by=request.user if isinstance(request.user, User) else None,
@@ -88,23 +89,43 @@ class ApiKeyAdmin(admin.ModelAdmin):
         obj.pk = issued.api_key.pk
         obj.prefix = issued.api_key.prefix
         obj.secret_hash = issued.api_key.secret_hash
-        # Shown in this response only: a message would travel in the messages cookie
-        # (signed, not encrypted) or sit in the session store.
         request._new_api_key = issued.raw_key  # type: ignore[attr-defined]
+
+    def get_urls(self) -> list[URLPattern]:
+        created = path(
+            "<int:key_id>/created/",
+            self.admin_site.admin_view(self.created_view),
+            name="accounts_apikey_created",
+        )
+        return [created, *super().get_urls()]
 
     def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
         raw_key = getattr(request, "_new_api_key", None)
         if raw_key is None:
             return super().response_add(request, obj, post_url_continue)
+        # Post/redirect/get: the secret goes to the next page view in a cookie only this server can
+        # read (never into the session or any table), and a reload of that page creates nothing.
+        target = reverse("admin:accounts_apikey_created", args=[obj.pk])
+        response = HttpResponseRedirect(target)
+        hand_over(response, request, key_id=obj.pk, secret=raw_key, path=target)
+        return response
+
+    def created_view(self, request: HttpRequest, key_id: int) -> HttpResponse:
+        """The page that shows a new key's secret, once; later views say it is gone."""
+        key = self.get_object(request, str(key_id))
+        if key is None or not self.has_view_permission(request, key):
+            raise Http404("No such API key.")
         context = {
             **self.admin_site.each_context(request),
-            "api_key": obj,
-            "raw_key": raw_key,
-            "change_url": reverse("admin:accounts_apikey_change", args=[obj.pk]),
+            "title": f"New API key “{key.name}”",
+            "api_key": key,
+            "raw_key": received(request, key_id=key.pk),
+            "change_url": reverse("admin:accounts_apikey_change", args=[key.pk]),
             "list_url": reverse("admin:accounts_apikey_changelist"),
             "opts": self.opts,
         }
         response = TemplateResponse(request, "admin/accounts/apikey/created.html", context)
+        forget(response, path=request.path)
         add_never_cache_headers(response)
         return response
 

@@ -263,6 +263,8 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 text=text,
                 output_format=options.output_format,
                 source=self.source,
+                # The playground's Stop keeps (and bills) what was spoken, for its download.
+                keep_cancelled_audio=self.source == "playground",
                 model_id=options.model_id,
                 speed=float(voice_settings.get("speed") or 1.0),
                 language=options.language_code,

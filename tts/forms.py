@@ -1,4 +1,5 @@
-"""Dashboard forms for the tts app: the history filter, the playground's choices, a job to submit."""
+"""Dashboard forms for the tts app: the history filter, a job to submit, the usage range, a blend of
+voices and a pronunciation dictionary."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from django.core import validators
 
 from tts.models import SynthesisRecord, Voice
 from tts.services.usage_breakdown import BREAKDOWN_LABELS
+from tts.services.voice_blends import MAX_COMPONENTS
+from tts.text.lexicon import LexiconError, Rule, parse_pls
 
 
 class HistoryFilterForm(forms.Form):
@@ -110,3 +113,97 @@ class UsageRangeForm(forms.Form):
         data["date_from"], data["date_to"] = start, end
         data["breakdown"] = data.get("breakdown") or "none"
         return data
+
+
+#: The largest PLS file the dashboard reads (the rules API has its own limits).
+PLS_MAX_BYTES = 2 * 1024 * 1024
+
+
+class PronunciationDictionaryForm(forms.Form):
+    """A dictionary from the dashboard: a name, a description and a PLS file, whose rules become a
+    new version (required for a new dictionary; when editing, leave it empty to keep the rules)."""
+
+    name = forms.CharField(label="Name", max_length=200)
+    description = forms.CharField(
+        label="Description (optional)", required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    file = forms.FileField(label="PLS lexicon (.pls, .xml)", required=True)
+
+    def __init__(self, *args: Any, editing: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        upload = self.fields["file"]
+        upload.widget.attrs["accept"] = ".pls,.xml,application/pls+xml"
+        if editing:
+            upload.required = False
+            upload.label = "Replace the rules with a PLS file (optional)"
+            upload.help_text = "Its rules become the next version; leave it empty to keep the rules as they are."
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Give the dictionary a name.")
+        return name
+
+    def clean_file(self) -> list[Rule] | None:
+        upload = self.cleaned_data.get("file")
+        if not upload:
+            return None
+        if (upload.size or 0) > PLS_MAX_BYTES:
+            raise forms.ValidationError(f"A PLS file may be at most {PLS_MAX_BYTES // (1024 * 1024)} MB.")
+        try:
+            return parse_pls(upload.read())
+        except LexiconError as exc:
+            raise forms.ValidationError(f"{upload.name}: {exc}") from exc
+
+
+class VoiceBlendForm(forms.Form):
+    """The voices page's "make a voice": a name and a weight per Kokoro voice (blank or 0 leaves it
+    out, a negative weight is refused), 2 to ``MAX_COMPONENTS`` voices in the mix."""
+
+    name = forms.CharField(label="Name", max_length=100)
+
+    def __init__(self, *args: Any, voices: list[Voice], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.voices = voices
+        for voice in voices:
+            self.fields[f"weight-{voice.voice_id}"] = forms.FloatField(
+                required=False,
+                min_value=0,
+                max_value=100,
+                label=voice.name,
+                error_messages={
+                    "invalid": f"The weight of {voice.name} must be a number.",
+                    "min_value": f"The weight of {voice.name} must be 0 (left out) or more.",
+                    "max_value": f"The weight of {voice.name} must be at most 100.",
+                },
+            )
+
+    def weight_fields(self) -> list[tuple[Voice, forms.BoundField]]:
+        return [(voice, self[f"weight-{voice.voice_id}"]) for voice in self.voices]
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("Give the voice a name.")
+        return name
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if any(name.startswith("weight-") for name in self.errors):
+            return data
+        chosen = self.blend()
+        if not 2 <= len(chosen) <= MAX_COMPONENTS:
+            raise forms.ValidationError(
+                f"Give 2 to {MAX_COMPONENTS} voices a weight above 0 ({len(chosen)} "
+                f"{'has' if len(chosen) == 1 else 'have'} one now)."
+            )
+        return data
+
+    def blend(self) -> dict[str, float]:
+        """Voice id -> weight, for the voices with a weight above 0."""
+        data = getattr(self, "cleaned_data", {})
+        return {
+            voice.voice_id: float(weight)
+            for voice in self.voices
+            if (weight := data.get(f"weight-{voice.voice_id}")) is not None and weight > 0
+        }

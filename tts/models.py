@@ -285,6 +285,7 @@ class PronunciationDictionary(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["tenant", "-created_at"], name="pdict_tenant_created")]
+        verbose_name_plural = "pronunciation dictionaries"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.dictionary_id})"

@@ -16,6 +16,7 @@ from accounts.quota import characters_per_request_limit, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.models import SynthesisRecord
 from tts.services.default_voices import default_voice_among, language_voices
+from tts.services.download_names import filename_for
 from tts.services.history import history_for_tenant
 from tts.services.history_export import DOWNLOAD_FORMATS
 from tts.services.voices import active_model_versions, voices_served_for_tenant
@@ -44,6 +45,8 @@ def _recent(request: TenantRequest) -> list[dict[str, object]]:
             "created_at": r.created_at.isoformat(),
             "history_url": f"{history}?source=playground#item-{r.pk}",
             "download_url": reverse("dashboard:history-download", args=[r.pk]) if r.audio else None,
+            # The one naming rule of downloads; the page adds the extension of the format it offers.
+            "file_stem": filename_for(r, "wav").removesuffix(".wav"),
         }
         for r in rows
     ]

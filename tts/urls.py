@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import playground_views, usage_views, views
+from . import playground_views, pronunciation_views, usage_views, views
 
 urlpatterns = [
     path("", views.overview, name="overview"),
@@ -24,10 +24,16 @@ urlpatterns = [
     path("usage/", usage_views.usage, name="usage"),
     path("usage.csv", usage_views.usage_csv, name="usage-csv"),
     path("voices/blend/", views.voice_blend_new, name="voice-blend"),
-    path("pronunciation/", views.pronunciation, name="pronunciation"),
+    path("pronunciation/", pronunciation_views.pronunciation, name="pronunciation"),
+    path("pronunciation/<str:dictionary_id>/", pronunciation_views.pronunciation_edit, name="pronunciation-edit"),
+    path(
+        "pronunciation/<str:dictionary_id>/delete/",
+        pronunciation_views.pronunciation_delete,
+        name="pronunciation-delete",
+    ),
     path(
         "pronunciation/<str:dictionary_id>/<str:version_id>.pls",
-        views.pronunciation_download,
+        pronunciation_views.pronunciation_download,
         name="pronunciation-download",
     ),
     path("voices/<str:voice_id>/preview.mp3", views.voice_preview_audio, name="voice-preview"),

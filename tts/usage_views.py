@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from infra.csv_cells import csv_writer
 from tts.forms import UsageRangeForm
+from tts.services.download_names import content_disposition
 from tts.services.usage_breakdown import BREAKDOWN_LABELS, UsageTable, usage_breakdown
 
 #: At most this many series in a chart; the rest are summed as "Other" (the table and CSV keep them all).
@@ -19,14 +20,21 @@ CHART_SERIES = 8
 COLORS = ["#3b6fd8", "#d0843b", "#2f9e6e", "#b34e9a", "#8a6d3b", "#4aa3c7", "#c44d4d", "#6b6fb3", "#9aa0ab"]
 
 
-def _chart(table: UsageTable, metric: str) -> dict[str, object]:
+def _series_colors(table: UsageTable) -> dict[str, str]:
+    """One colour per series for both charts: by rank in characters, then requests (a series that
+    only made requests comes after those with characters); past ``CHART_SERIES`` they are "Other"."""
+    ranked = list(table.totals("characters"))
+    ranked += [label for label in table.totals("requests") if label not in ranked]
+    return {label: COLORS[i] for i, label in enumerate(ranked[:CHART_SERIES])}
+
+
+def _chart(table: UsageTable, metric: str, colors: dict[str, str]) -> dict[str, object]:
     totals = table.totals(metric)
-    shown = list(totals)[:CHART_SERIES]
+    shown = [label for label in colors if label in totals]
     datasets = [
-        {"label": label, "data": table.series[metric][label], "backgroundColor": COLORS[i % len(COLORS)]}
-        for i, label in enumerate(shown)
+        {"label": label, "data": table.series[metric][label], "backgroundColor": colors[label]} for label in shown
     ]
-    rest = [label for label in totals if label not in shown]
+    rest = [label for label in totals if label not in colors]
     if rest:
         other = [sum(table.series[metric][label][i] for label in rest) for i in range(len(table.days))]
         datasets.append({"label": "Other", "data": other, "backgroundColor": COLORS[-1]})
@@ -49,6 +57,7 @@ def usage(request: TenantRequest) -> HttpResponse:
         for label, chars in char_totals.items()
         if chars or request_totals.get(label)
     ]
+    colors = _series_colors(table)
     query = request.GET.copy()
     query["date_from"], query["date_to"] = data["date_from"].isoformat(), data["date_to"].isoformat()
     query["breakdown"] = data["breakdown"]
@@ -61,7 +70,7 @@ def usage(request: TenantRequest) -> HttpResponse:
         summary=summary,
         total_characters=sum(s["characters"] for s in summary),
         total_requests=sum(s["requests"] for s in summary),
-        charts={"characters": _chart(table, "characters"), "requests": _chart(table, "requests")},
+        charts={"characters": _chart(table, "characters", colors), "requests": _chart(table, "requests", colors)},
         csv_query=query.urlencode(),
         first=data["date_from"],
         last=data["date_to"],
@@ -86,5 +95,5 @@ def usage_csv(request: TenantRequest) -> HttpResponse:
         writer.writerow([day.isoformat(), label, chars, requests, f"{seconds:.3f}"])
     response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     name = f"usage_{request.tenant.slug}_{data['date_from']}_{data['date_to']}_{data['breakdown']}.csv"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Content-Disposition"] = content_disposition(name)
     return response

@@ -1,5 +1,6 @@
 """Dashboard pages: the overview, the history, long-form jobs and the voice catalog
-(the playground is ``tts.playground_views``, the usage page ``tts.usage_views``).
+(the playground is ``tts.playground_views``, the usage page ``tts.usage_views``, pronunciation
+dictionaries ``tts.pronunciation_views``).
 
 Everything is scoped to the session's current tenant (``accounts.tenancy``);
 an id that belongs to another tenant answers 404, like one that does not exist.
@@ -24,28 +25,33 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.quota import characters_per_request_limit, next_period_start, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.audio.formats import parse_elevenlabs_format
-from tts.forms import HistoryFilterForm, JobSubmitForm
-from tts.models import Job, PronunciationDictionary, SynthesisRecord
+from tts.forms import HistoryFilterForm, JobSubmitForm, VoiceBlendForm
+from tts.models import Job, SynthesisRecord, Voice
 from tts.services.default_voices import default_voice_among
+from tts.services.download_names import content_disposition, filename_for
 from tts.services.history import history_for_tenant, history_item_delete, history_item_get
 from tts.services.history_export import (
     DOWNLOAD_FORMATS,
     ExportError,
     captions_vtt,
-    download_filename,
     export_audio,
     playable_audio,
     stored_audio_is_raw,
 )
-from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
+from tts.services.jobs import (
+    JobRequest,
+    job_cancel,
+    job_get,
+    job_submit,
+    jobs_for_tenant,
+    synthesis_seconds_per_character,
+)
 from tts.services.pagination import keyset_page
-from tts.services.pronunciation import dictionary_create, dictionary_get, latest_version, version_get
 from tts.services.synthesis import SynthesisError
 from tts.services.usage_stats import characters_per_day
 from tts.services.voice_blends import VoiceBlendError, voice_blend_create, voice_delete
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voice_languages, voices_for_tenant, voices_served_for_tenant
-from tts.text.lexicon import LexiconError, Rule, parse_pls, to_pls
 
 logger = logging.getLogger(__name__)
 
@@ -190,8 +196,7 @@ def history_download(request: TenantRequest, item_id: str) -> HttpResponse:
         status = 404 if exc.field == "item" else 400
         return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
     response = HttpResponse(data, content_type=fmt.content_type)
-    name = download_filename(record.voice_name or record.voice_id, record.created_at, record.text, fmt.extension)
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["Content-Disposition"] = content_disposition(filename_for(record, fmt.extension))
     return response
 
 
@@ -215,42 +220,46 @@ def history_delete(request: TenantRequest, item_id: str) -> HttpResponse:
     return redirect(target if target.startswith("/history/") else "dashboard:history")
 
 
-@require_GET
-@member_required
-def voices(request: TenantRequest) -> HttpResponse:
+def _blendable(voices: list[Voice]) -> list[Voice]:
+    return [v for v in voices if v.labels.get("engine") == "kokoro" and not v.blend]
+
+
+def _voices_page(request: TenantRequest, form: VoiceBlendForm | None = None, *, status: int = 200) -> HttpResponse:
     language = (request.GET.get("language") or "").strip()[:16] or None
     every = list(voices_served_for_tenant(request.tenant))
+    blendable = _blendable(every)
     context = dashboard_context(
         request,
         page="voices",
         voices=list(voices_served_for_tenant(request.tenant, language=language)) if language else every,
         languages=voice_languages(request.tenant),
         language=language or "",
-        blendable=[v for v in every if v.labels.get("engine") == "kokoro" and not v.blend],
+        blendable=blendable,
+        blend_form=form or VoiceBlendForm(voices=blendable),
     )
-    return render(request, "dashboard/voices.html", context)
+    return render(request, "dashboard/voices.html", context, status=status)
+
+
+@require_GET
+@member_required
+def voices(request: TenantRequest) -> HttpResponse:
+    return _voices_page(request)
 
 
 @require_POST
 @member_required
 def voice_blend_new(request: TenantRequest) -> HttpResponse:
-    """The voices page's "make a voice" form: a weight per Kokoro voice, blank or 0 leaves it out."""
-    weights: dict[str, float] = {}
-    for key in request.POST:
-        value = request.POST.get(key, "")
-        if key.startswith("weight-") and value.strip():
-            try:
-                weight = float(value)
-            except ValueError:
-                messages.error(request, f"The weight of {key[7:]} must be a number.")
-                return redirect("dashboard:voices")
-            if weight > 0:
-                weights[key[7:]] = weight
+    """The voices page's "make a voice" form; what is wrong with it shows next to it (status 400)."""
+    form = VoiceBlendForm(request.POST, voices=_blendable(list(voices_served_for_tenant(request.tenant))))
+    if not form.is_valid():
+        return _voices_page(request, form, status=400)
     try:
-        voice = voice_blend_create(tenant=request.tenant, name=request.POST.get("name", ""), blend=weights)
+        voice = voice_blend_create(tenant=request.tenant, name=form.cleaned_data["name"], blend=form.blend())
     except VoiceBlendError as exc:
-        messages.error(request, exc.message)
-        return redirect("dashboard:voices")
+        # The service speaks the API's dialect ("blend: ..."); here the form is the field.
+        message = exc.message.split(": ", 1)[-1]
+        form.add_error("name" if exc.field == "name" else None, message[:1].upper() + message[1:])
+        return _voices_page(request, form, status=exc.status if 400 <= exc.status < 500 else 400)
     messages.success(request, f"Made the voice {voice.name} ({voice.voice_id}): play its preview below.")
     return redirect("dashboard:voices")
 
@@ -329,6 +338,7 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
     if cursor_id and cursor is None:
         raise Http404("No such job to page from.")
     page = keyset_page(qs, after=cursor, size=JOBS_PAGE_SIZE)
+    starting = any(j.done_chunks == 0 and j.status in (Job.Status.QUEUED, Job.Status.RUNNING) for j in page.items)
     max_chars, month_left = _job_limits(request)
     context = dashboard_context(
         request,
@@ -341,6 +351,8 @@ def _jobs_page(request: TenantRequest, form: JobSubmitForm, *, status: int = 200
         next_cursor=page.last_id,
         paged=bool(cursor_id),
         preview_chars=JOB_PREVIEW_CHARS,
+        # Read only for a job that has not finished its first chunk (the only one that needs it).
+        seconds_per_character=synthesis_seconds_per_character(request.tenant) if starting else None,
     )
     return render(request, "dashboard/jobs.html", context, status=status)
 
@@ -361,14 +373,25 @@ def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
     return limits
 
 
+#: The session key under which the jobs page remembers the last voice and format submitted.
+JOB_CHOICE_SESSION = "job_choice"
+
+
 def _job_form(request: TenantRequest, data: Any = None) -> JobSubmitForm:
     voices = list(voices_served_for_tenant(request.tenant))
-    # Preselected: the voice for the (empty, so English) text's language, not the first by name.
+    # Preselected: the voice and format of the last job submitted here, else the voice for the
+    # (empty, so English) text's language, not the first by name.
     default = default_voice_among(voices, "")
-    initial = {"voice": default.voice_id} if default is not None else None
+    initial = {"voice": default.voice_id} if default is not None else {}
+    chosen = request.session.get(JOB_CHOICE_SESSION)
+    if isinstance(chosen, dict):
+        if any(v.voice_id == chosen.get("voice") for v in voices):
+            initial["voice"] = chosen["voice"]
+        if chosen.get("output_format") in DOWNLOAD_FORMATS:
+            initial["output_format"] = chosen["output_format"]
     return JobSubmitForm(
         data,
-        initial=initial,
+        initial=initial or None,
         voices=voices,
         formats=DOWNLOAD_FORMATS,
         # The plan's per-job limit; the month's remainder is the quota's to refuse, with its own message.
@@ -403,7 +426,8 @@ def job_new(request: TenantRequest) -> HttpResponse:
         # Quota, plan limits, text with nothing to speak: said next to the form.
         form.add_error("text" if exc.field in ("text", None) else None, exc.message)
         return _jobs_page(request, form, status=exc.status if 400 <= exc.status < 500 else 400)
-    messages.success(request, f"Submitted a job of {job.characters} characters. Its progress shows below.")
+    request.session[JOB_CHOICE_SESSION] = {"voice": data["voice"], "output_format": data["output_format"]}
+    messages.success(request, f"Submitted a job of {job.characters:,} characters. Its progress shows below.")
     return redirect("dashboard:jobs")
 
 
@@ -415,9 +439,8 @@ def job_audio(request: TenantRequest, job_id: str) -> HttpResponseBase:
     if job.status != Job.Status.SUCCEEDED or not job.audio:
         raise Http404("This job has no audio (not finished, failed, or past the plan's retention).")
     extension = (job.audio.name or "").rsplit(".", 1)[-1]
-    response = FileResponse(
-        job.audio.open("rb"), content_type=job.content_type, as_attachment=True, filename=f"{job.pk}.{extension}"
-    )
+    response = FileResponse(job.audio.open("rb"), content_type=job.content_type)
+    response["Content-Disposition"] = content_disposition(filename_for(job, extension))
     patch_cache_control(response, private=True, max_age=3600)
     return response
 
@@ -463,62 +486,3 @@ def job_cancel_view(request: TenantRequest, job_id: str) -> HttpResponse:
                 "refunded then, and the refund shows on the job.",
             )
     return redirect("dashboard:jobs")
-
-
-# --- pronunciation dictionaries --------------------------------------------------
-
-
-@member_required
-def pronunciation(request: TenantRequest) -> HttpResponseBase:
-    """The tenant's dictionaries: upload a PLS lexicon, mark defaults, download a version."""
-    tenant = request.tenant
-    if request.method == "POST":
-        action = request.POST.get("action", "")
-        try:
-            if action == "upload":
-                upload = request.FILES.get("file")
-                name = (request.POST.get("name") or "").strip()[:200]
-                if upload is None or not name:
-                    raise SynthesisError("Give the dictionary a name and a PLS file.", code="invalid", status=400)
-                if (upload.size or 0) > 2 * 1024 * 1024:
-                    raise SynthesisError("A PLS file may be at most 2 MB.", code="invalid_pls", status=400)
-                try:
-                    rules = parse_pls(upload.read())
-                except LexiconError as exc:
-                    raise SynthesisError(str(exc), code="invalid_pls", status=400) from exc
-                made, version = dictionary_create(
-                    tenant=tenant, name=name, rules=rules, created_by=request.user.get_username()
-                )
-                messages.success(request, f"Dictionary “{made.name}” created with {len(version.rules)} rules.")
-            elif action == "default":
-                made = dictionary_get(tenant, request.POST.get("dictionary_id", ""))
-                made.is_default = not made.is_default
-                made.save(update_fields=["is_default"])
-                messages.success(
-                    request,
-                    f"“{made.name}” {'now applies' if made.is_default else 'no longer applies'} "
-                    "to requests that name no dictionary.",
-                )
-        except SynthesisError as exc:
-            messages.error(request, exc.message)
-        return redirect("dashboard:pronunciation")
-    rows = [
-        (d, latest_version(d))
-        for d in PronunciationDictionary.objects.filter(tenant=tenant, archived_at__isnull=True)[:200]
-    ]
-    return render(
-        request, "dashboard/pronunciation.html", dashboard_context(request, page="pronunciation", dictionaries=rows)
-    )
-
-
-@require_GET
-@member_required
-def pronunciation_download(request: TenantRequest, dictionary_id: str, version_id: str) -> HttpResponse:
-    try:
-        made = dictionary_get(request.tenant, dictionary_id)
-        version = version_get(made, version_id)
-    except SynthesisError as exc:
-        raise Http404(exc.message) from exc
-    response = HttpResponse(to_pls([Rule.from_json(r) for r in version.rules]), content_type="application/pls+xml")
-    response["Content-Disposition"] = f'attachment; filename="{made.dictionary_id}_{version.number}.pls"'
-    return response

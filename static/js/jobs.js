@@ -30,25 +30,39 @@
     if (seconds < 60) return "about " + Math.max(5, Math.round(seconds / 5) * 5) + " s left";
     return "about " + Math.round(seconds / 60) + " min left";
   }
+  // This tenant's recent pace (seconds per character, from the server), for the first chunk: until a
+  // chunk is done the job has no pace of its own.
+  var paceSeconds = list ? parseFloat(list.dataset.secondsPerCharacter || "") : NaN;
   function tick() {
     if (!list) return;
     list.querySelectorAll("li[data-status='running']").forEach(function (item) {
       var done = parseInt(item.dataset.done, 10) || 0, total = parseInt(item.dataset.total, 10) || 0;
       var t = track(item, done);
       var eta = part(item, "eta");
-      if (!total || !t.started || !done) { eta.textContent = done ? "" : "· estimating time left…"; return; }
       var now = Date.now();
-      var perChunk = (t.lastAt - t.started) / done;
-      if (perChunk <= 0) return;
+      var perChunk, chunkStart;
+      if (done) {
+        perChunk = (t.lastAt - t.started) / done;
+        chunkStart = t.lastAt;
+      } else {
+        var characters = parseInt(item.dataset.characters, 10) || 0;
+        perChunk = paceSeconds > 0 && total ? 1000 * paceSeconds * characters / total : 0;
+        chunkStart = t.started;
+      }
+      if (!total || !t.started || !(perChunk > 0)) { eta.textContent = done ? "" : "· estimating time left…"; return; }
       // Within the current chunk: move by the average chunk time, but never claim it is finished.
-      var within = Math.min(0.9, (now - t.lastAt) / perChunk);
+      var within = Math.min(0.9, Math.max(0, now - chunkStart) / perChunk);
       var estimate = Math.min(total, done + within);
       item.querySelector(".meter-fill").style.width = (100 * estimate / total).toFixed(1) + "%";
-      var left = Math.max(0, perChunk * (total - done) - (now - t.lastAt)) / 1000;
+      var left = Math.max(0, perChunk * (total - done) - (now - chunkStart)) / 1000;
       eta.textContent = "· " + humanize(left);
       part(item, "bar").setAttribute("aria-valuetext",
         Math.round(100 * done / total) + "% done, " + humanize(left) + " (estimated)");
       window.jobsStats.estimated = (window.jobsStats.estimated || 0) + 1;
+      if (!done) {
+        window.jobsStats.firstChunkEstimated = (window.jobsStats.firstChunkEstimated || 0) + 1;
+        window.jobsStats.firstChunk = { width: 100 * estimate / total, eta: eta.textContent };
+      }
     });
   }
   setInterval(tick, 500);

@@ -12,26 +12,36 @@
   var playBtn = el("pg-play"), stopBtn = el("pg-stop"), download = el("pg-download");
   var errorBox = el("pg-error"), textBox = el("pg-text"), overBox = el("pg-over");
   var maxChars = parseInt(form.dataset.maxChars, 10);
+  var monthLeft = form.dataset.monthLeft === "" ? null : parseInt(form.dataset.monthLeft, 10);
   var ctx = null, socket = null, run = null, lastItemId = null;
+  // One way to write every number on the page: 10,000 (as the server's pages do).
   var fmtNumber = function (n) { return n.toLocaleString("en-US"); };
 
   // --- the character counter and the cut at the limit ---------------------------
-  // Where a text over the limit is cut: the last word boundary before it (a whole word is never split).
-  function cutPoint(text) {
-    if (text.length <= maxChars) return text.length;
-    var head = text.slice(0, maxChars + 1);
-    var at = Math.max(head.lastIndexOf(" "), head.lastIndexOf("\n"));
-    return at > 0 ? at : maxChars;
+  // Characters are counted as the server counts them: code points (an emoji is one, not two UTF-16
+  // units), of the text that is sent, which is the typed text without leading and trailing blanks.
+  function codePoints(text) { return Array.from(text); }
+  // What Play sends: the text, trimmed, cut at the last whole word within the limit.
+  function textToSend(full) {
+    var chars = codePoints(full.trim());
+    if (chars.length <= maxChars) return chars.join("");
+    var head = chars.slice(0, maxChars + 1);
+    var at = -1;
+    for (var i = head.length - 1; i > 0; i--) { if (/\s/.test(head[i])) { at = i; break; } }
+    return head.slice(0, at > 0 ? at : maxChars).join("").trim();
   }
   function updateCounter() {
-    var n = textBox.value.length;
+    var full = textBox.value;
+    var n = codePoints(full.trim()).length;
     el("pg-count-n").textContent = fmtNumber(n);
+    el("pg-max").textContent = fmtNumber(maxChars);
+    if (monthLeft !== null) el("pg-month-left").textContent = fmtNumber(monthLeft);
     el("pg-count").classList.toggle("over", n > maxChars);
     if (n > maxChars) {
-      var keep = cutPoint(textBox.value);
+      var sent = textToSend(full), keep = codePoints(sent).length;
       overBox.textContent = fmtNumber(n - maxChars) + " characters over the limit of " + fmtNumber(maxChars) +
         ". Play speaks only the first " + fmtNumber(keep) + " characters, up to the last whole word: “…" +
-        textBox.value.slice(Math.max(0, keep - 40), keep).trim() + "”.";
+        codePoints(sent).slice(-40).join("").trim() + "”.";
       overBox.hidden = false;
     } else {
       overBox.hidden = true;
@@ -103,6 +113,11 @@
     stats.audioSeconds = state.samples / rate;
   }
 
+  function received(bytes, seconds) {
+    var size = bytes < 1048576 ? (bytes / 1024).toFixed(1) + " KiB" : (bytes / 1048576).toFixed(1) + " MiB";
+    return size + " · " + seconds.toFixed(1) + " s";
+  }
+
   function finish(state, message) {
     if (state.finished) return;
     state.finished = true;
@@ -122,15 +137,16 @@
   }
 
   // --- the download: WAV from what arrived, other formats from the history item -----
+  // Both named by the server's one rule (voice, time, first words), given with the history item.
   function offerDownload(state) {
     var fmt = el("pg-format").value;
     if (download.href && download.href.indexOf("blob:") === 0) URL.revokeObjectURL(download.href);
     download.removeAttribute("href");
     download.hidden = true;
     if (!state || !state.samples) return;
-    if (fmt === "wav_22050") {
+    if (fmt === "wav_22050" && state.itemId !== undefined) {
       download.href = URL.createObjectURL(state.wav);
-      download.setAttribute("download", "playground.wav");
+      download.setAttribute("download", state.fileStem ? state.fileStem + ".wav" : "playground.wav");
       download.textContent = "Download WAV";
       download.hidden = false;
     } else if (state.itemId) {
@@ -150,22 +166,32 @@
       .then(function (data) {
         var items = data.items || [];
         var newest = items[0];
-        // The run's own item is the newest one not seen before; it may take a moment to be stored.
-        if (state && state.samples && (!newest || newest.id === lastItemId || newest.status !== "success") && attempt < 10) {
-          setTimeout(function () { refreshRecent(state, attempt + 1); }, 300);
+        // The run's own item is the newest one not seen before; it may take a moment to be stored
+        // (a stopped run's too: it keeps, and bills, what was spoken).
+        var ended = newest && (newest.status === "success" || (newest.status === "cancelled" && newest.download_url));
+        if (state && state.samples && (!newest || newest.id === lastItemId || !ended) && attempt < 20) {
+          setTimeout(function () { refreshRecent(state, attempt + 1); }, 300 + 100 * attempt);
           return;
         }
         renderRecent(items);
-        if (newest) lastItemId = newest.id;
-        if (state && newest && newest.status === "success") {
-          state.itemId = newest.id;
-          window.playgroundStats.itemId = newest.id;
-          if (el("pg-format").value !== "wav_22050") offerDownload(state);
+        if (state && state.samples) {
+          var mine = newest && newest.id !== lastItemId && ended;
+          state.itemId = mine ? newest.id : null;  // null: not stored; the WAV of what arrived is still offered
+          state.fileStem = mine ? newest.file_stem : "";
+          window.playgroundStats.itemId = state.itemId;
+          offerDownload(state);
         }
-        if (typeof data.max_chars === "number") { maxChars = data.max_chars; updateCounter(); }
+        if (newest) lastItemId = newest.id;
+        if (typeof data.max_chars === "number") maxChars = data.max_chars;
+        if (typeof data.month_left === "number") monthLeft = data.month_left;
+        updateCounter();
+        renderCode();
         window.playgroundStats.recentRefreshed = (window.playgroundStats.recentRefreshed || 0) + 1;
       })
-      .catch(function () { /* the list stays as it was */ });
+      .catch(function () {
+        // The list stays as it was; the WAV of what arrived is still offered.
+        if (state && state.samples && state.itemId === undefined) { state.itemId = null; offerDownload(state); }
+      });
   }
   function renderRecent(items) {
     var list = el("pg-recent");
@@ -178,7 +204,7 @@
       a.textContent = item.voice + " · " + (item.text || "(text not logged)");
       var meta = document.createElement("span");
       meta.className = "muted small";
-      meta.textContent = " " + item.characters + " chars · " + item.duration_s + " s · " + item.status;
+      meta.textContent = " " + fmtNumber(item.characters) + " chars · " + item.duration_s + " s · " + item.status;
       li.appendChild(a); li.appendChild(document.createTextNode(" ")); li.appendChild(meta);
       list.appendChild(li);
     });
@@ -204,12 +230,13 @@
     download.hidden = true;
     errorBox.hidden = true;
     var full = textBox.value;
-    var text = full.slice(0, cutPoint(full)).trim();
+    var text = textToSend(full);
     var voice = el("pg-voice").value;
     var model = el("pg-model").value;
     var speed = parseFloat(el("pg-speed").value) || 1.0;
-    window.playgroundStats.sentChars = text.length;
-    window.playgroundStats.cut = text.length < full.trim().length;
+    window.playgroundStats.sentChars = codePoints(text).length;
+    window.playgroundStats.sentText = text;
+    window.playgroundStats.cut = codePoints(text).length < codePoints(full.trim()).length;
     if (!text) { showError("Text: type something to speak."); textBox.focus(); return; }
     // Created on the click: browsers only let a user gesture start audio.
     if (!ctx) ctx = new (window.AudioContext || window.webkitAudioContext)();
@@ -234,7 +261,8 @@
     socket.onopen = function () {
       setStatus("Synthesizing…");
       socket.send(JSON.stringify({ text: " ", voice_settings: { speed: speed } }));
-      socket.send(JSON.stringify({ text: text + " ", flush: true }));
+      // Exactly the text the counter counted: no trailing space (flush speaks it whole).
+      socket.send(JSON.stringify({ text: text, flush: true }));
       socket.send(JSON.stringify({ text: "" }));
     };
     socket.onmessage = function (event) {
@@ -252,7 +280,7 @@
           setStatus("Playing…");
         }
         playPcm(state, bytes);
-        el("pg-bytes").textContent = (stats.bytes / 1024).toFixed(1) + " KiB · " + stats.audioSeconds.toFixed(1) + " s";
+        el("pg-bytes").textContent = received(stats.bytes, stats.audioSeconds);
       }
       if (msg.error || (msg.message && !msg.audio && !msg.isFinal)) {
         showError(msg.message || msg.error);
@@ -287,8 +315,7 @@
     var model = el("pg-model").value;
     var fmt = el("pg-format").value;
     var speed = parseFloat(el("pg-speed").value) || 1.0;
-    var full = textBox.value;
-    var text = full.slice(0, cutPoint(full)).trim();
+    var text = textToSend(textBox.value);
     var ext = fmt.split("_")[0] === "opus" ? "ogg" : fmt.split("_")[0];
     var url = base + "/v1/text-to-speech/" + encodeURIComponent(voice) + "?output_format=" + fmt;
     var body = { text: text, model_id: model, voice_settings: { speed: speed } };

@@ -160,7 +160,8 @@ def test_it_submits_a_job_that_runs_to_the_end_and_downloads(tenant_a: TenantCtx
     assert 'data-role="cancel"' not in html
     audio = client.get(f"/jobs/{job.pk}/audio/")
     assert audio.status_code == 200 and audio["Content-Type"] == "audio/wav"
-    assert f'filename="{job.pk}.wav"' in audio["Content-Disposition"]
+    # Named like every download: voice, time, first words.
+    assert re.search(r'filename="joe_\d{4}-\d\d-\d\d_\d{6}_[a-z-]+\.wav"', audio["Content-Disposition"])
     samples, rate = decode_audio(b"".join(audio.streaming_content), "wav_22050")
     assert_speech(samples, rate, expected_rate=22050, text=TEXT)
     assert len(samples) / rate == pytest.approx(job.audio_seconds, abs=0.05)

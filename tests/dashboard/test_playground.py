@@ -14,7 +14,7 @@ def test_it_counts_against_the_plan_and_what_the_month_has_left(
     tenant_a: TenantCtx, owner_a: Client, joe: Voice
 ) -> None:
     html = owner_a.get("/playground/").content.decode()
-    assert 'data-max-chars="5000"' in html and "100000 left this month" in html
+    assert 'data-max-chars="5000"' in html and '<span id="pg-month-left">100,000</span> left this month' in html
     assert 'maxlength="' not in html  # a paste is never cut silently
     reserve_characters(tenant=tenant_a.tenant, characters=98_000)
     data = owner_a.get("/playground/recent/").json()

@@ -114,8 +114,13 @@ def test_the_dashboard_makes_previews_and_deletes_a_blend(tenant_a: TenantCtx, k
     assert preview.status_code == 200
     samples, rate = decode_audio(preview.content, "mp3_22050_32")
     assert_speech(samples, rate, expected_rate=22050)
-    bad = owner.post("/voices/blend/", {"name": "Solo", "weight-jf_alpha": "1"}, follow=True)
-    assert "mix 2 to 5 voices" in bad.content.decode()
+    # Errors are said once, next to the form, in the page's words; a negative weight is refused.
+    bad = owner.post("/voices/blend/", {"name": "Solo", "weight-jf_alpha": "1"})
+    assert bad.status_code == 400 and bad.content.decode().count("Give 2 to 5 voices a weight above 0") == 1
+    negative = owner.post("/voices/blend/", {"name": "Neg", "weight-jf_alpha": "1", "weight-jm_kumo": "-5"})
+    assert negative.status_code == 400
+    assert "The weight of Kumo must be 0 (left out) or more." in negative.content.decode()
+    assert not Voice.objects.filter(name__in=["Solo", "Neg"]).exists()
     assert owner.post(f"/voices/{voice.voice_id}/delete/").status_code == 302
     assert not Voice.objects.filter(pk=voice.pk).exists()
     assert owner.post("/voices/jf_alpha/delete/").status_code == 404

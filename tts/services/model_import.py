@@ -29,7 +29,17 @@ logger = logging.getLogger(__name__)
 
 
 class VoiceImportError(Exception):
-    """The voice files cannot be imported; the message says why."""
+    """The voice files cannot be imported. The message says what is wrong with which file, by its
+    name, in words an operator can act on (the admin shows it); ``detail`` keeps what a log or a
+    shell wants beside it (a path, the raw error of ONNX Runtime or the JSON parser)."""
+
+    def __init__(self, message: str, *, detail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+    def for_shell(self) -> str:
+        return f"{self.message} ({self.detail})" if self.detail else self.message
 
 
 @dataclass
@@ -64,17 +74,14 @@ def inspect_piper_voice(model_path: str | Path, config_path: str | Path | None =
     model = Path(model_path).resolve()
     config_file = Path(config_path).resolve() if config_path else Path(f"{model}.json")
     if not model.is_file():
-        raise VoiceImportError(f"Model file not found: {model}")
+        raise VoiceImportError(f"The model file {model.name} was not found.", detail=str(model))
     if not config_file.is_file():
-        raise VoiceImportError(f"Config file not found: {config_file} (pass --config)")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-        sample_rate = int(config["audio"]["sample_rate"])
-        num_speakers = int(config.get("num_speakers", 1))
-        if not isinstance(config["phoneme_id_map"], dict) or not config["phoneme_id_map"]:
-            raise ValueError("phoneme_id_map is empty")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise VoiceImportError(f"{config_file} is not a Piper voice config: {exc}") from exc
+        raise VoiceImportError(
+            f"The config file {config_file.name} was not found: give the .onnx.json that came with "
+            f"{model.name} (--config in the shell).",
+            detail=str(config_file),
+        )
+    config, sample_rate, num_speakers = _read_piper_config(config_file)
 
     import onnxruntime
 
@@ -83,16 +90,26 @@ def inspect_piper_voice(model_path: str | Path, config_path: str | Path | None =
         options.intra_op_num_threads = 1
         session = onnxruntime.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:
-        raise VoiceImportError(f"{model} is not a loadable ONNX model: {exc}") from exc
+        logger.info("ONNX Runtime cannot load %s: %s", model, exc)
+        raise VoiceImportError(
+            f"{model.name} is not a loadable ONNX model: ONNX Runtime cannot read it (a truncated upload, "
+            "another kind of file, or a model made for a newer ONNX Runtime). Upload the voice's .onnx file again.",
+            detail=f"{model}: {exc}",
+        ) from exc
     inputs = {i.name for i in session.get_inputs()}
     missing = {"input", "input_lengths", "scales"} - inputs
     if missing:
-        raise VoiceImportError(f"{model} is not a Piper voice: missing inputs {', '.join(sorted(missing))}")
+        raise VoiceImportError(
+            f"{model.name} is an ONNX model but not a Piper voice: it lacks the input(s) "
+            f"{', '.join(sorted(missing))} a Piper voice has.",
+            detail=str(model),
+        )
     has_sid = "sid" in inputs
     if has_sid != (num_speakers > 1):
         raise VoiceImportError(
-            f"{model} and {config_file} disagree: the config says {num_speakers} speaker(s) but the model "
-            f"{'takes' if has_sid else 'does not take'} a speaker id"
+            f"{model.name} and {config_file.name} disagree, so they are not one voice's files: the config says "
+            f"{num_speakers} speaker(s) but the model {'takes' if has_sid else 'does not take'} a speaker id.",
+            detail=f"{model}, {config_file}",
         )
     language_info = config.get("language") or {}
     language = str(language_info.get("family") or config.get("espeak", {}).get("voice", "en")).split("-")[0]
@@ -109,6 +126,40 @@ def inspect_piper_voice(model_path: str | Path, config_path: str | Path | None =
         language=language,
         sha256=file_sha256(model),
     )
+
+
+def _read_piper_config(config_file: Path) -> tuple[dict, int, int]:
+    """The config, its sample rate and speaker count; what is missing or wrong said by its field."""
+    name = config_file.name
+    hint = "the .onnx.json that came with the voice has it"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise VoiceImportError(
+            f"{name} is not a Piper voice config: it is not JSON. Give the .onnx.json that came with the voice.",
+            detail=f"{config_file}: {exc}",
+        ) from exc
+    if not isinstance(config, dict):
+        raise VoiceImportError(f"{name} is not a Piper voice config: it is not a JSON object.", detail=str(config_file))
+    audio = config.get("audio")
+    rate = audio.get("sample_rate") if isinstance(audio, dict) else None
+    if rate is None:
+        raise VoiceImportError(f"{name} is not a Piper voice config: it has no audio.sample_rate ({hint}).")
+    id_map = config.get("phoneme_id_map")
+    if not isinstance(id_map, dict) or not id_map:
+        raise VoiceImportError(f"{name} is not a Piper voice config: it has no phoneme_id_map ({hint}).")
+    try:
+        sample_rate, num_speakers = int(rate), int(config.get("num_speakers", 1))
+    except (TypeError, ValueError) as exc:
+        raise VoiceImportError(
+            f"{name} is not a Piper voice config: audio.sample_rate and num_speakers must be whole numbers.",
+            detail=f"{config_file}: {exc}",
+        ) from exc
+    if sample_rate <= 0 or num_speakers <= 0:
+        raise VoiceImportError(
+            f"{name} is not a Piper voice config: its sample rate and speaker count must be positive."
+        )
+    return config, sample_rate, num_speakers
 
 
 def _default_model_id(model: Path) -> str:
@@ -135,7 +186,7 @@ def import_piper_voice(
     files = inspect_piper_voice(model_path, config_path)
     model_id = model_id or _default_model_id(files.model_path)
     if not re.fullmatch(r"[-a-zA-Z0-9_]+", model_id):
-        raise VoiceImportError(f"model id {model_id!r} may only hold letters, digits, '-' and '_'")
+        raise VoiceImportError(f"The model id {model_id!r} may only hold letters, digits, '-' and '_'.")
     existing = ModelVersion.objects.filter(model_id=model_id, sha256=files.sha256, engine=engine).first()
     # Slow file work before the transaction: a new version gets its alignment-capable copy
     # and, on ONNX Runtime, that copy split for windowed decoding (an older import gets the parts now).
@@ -204,7 +255,10 @@ def _ensure_voices(version: ModelVersion, files: PiperVoiceFiles, voice_id: str 
     for vid, name, speaker in wanted:
         voice = Voice.objects.filter(voice_id=vid).first()
         if voice is not None and voice.model_id != version.model_id:
-            raise VoiceImportError(f"voice id {vid!r} already belongs to model {voice.model_id!r}; pass --voice-id")
+            raise VoiceImportError(
+                f"The voice id {vid!r} already belongs to model {voice.model_id!r}: choose another voice id "
+                "(--voice-id in the shell)."
+            )
         if voice is None:
             voice = Voice.objects.create(
                 voice_id=vid,

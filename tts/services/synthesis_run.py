@@ -176,9 +176,9 @@ class SynthesisRun:
             if not won:
                 self.outcome = "lost"  # ended by whoever won the claim
                 return False
-            if success:
+            if success or self._keeps_audio(status):
                 self.seal_audio()  # the sink's one copy, sealed, for the record, the cache and a whole answer
-            else:
+            if not success:
                 refund_characters(self.reservation, self.characters - self.spent_characters())
             if written:
                 metrics.synthesis_finished(self.record, self.request.text)
@@ -253,6 +253,10 @@ class SynthesisRun:
             fields.append("alignment")
         return fields
 
+    def _keeps_audio(self, status: str) -> bool:
+        """A cancelled run that asked to keep what it delivered (``keep_cancelled_audio``), and delivered some."""
+        return status == Status.CANCELLED and self.request.keep_cancelled_audio and self.spent_characters() > 0
+
     def seal_audio(self) -> bytes | None:
         """The whole audio sent, with exact lengths in its headers (streams start with "unknown
         length" ones), read once from the sink; None if the sink did not keep it."""
@@ -268,7 +272,7 @@ class SynthesisRun:
         fields = self.final_fields(status, error_code=error_code)
         try:
             store = self.request.enable_logging and settings.TTS_STORE_AUDIO
-            data = self.audio if status == Status.SUCCESS and store else None
+            data = self.audio if (status == Status.SUCCESS or self._keeps_audio(status)) and store else None
             if data and self.encoder is not None:
                 store_record_audio(record, data, self.encoder.format.extension)
                 fields.append("audio")

@@ -83,6 +83,9 @@ class SynthesisRequest:
     model_field: str = "model_id"
     #: The caller asked for character timestamps: the history item keeps them (captions).
     timestamps: bool = False
+    #: A cancelled run keeps what it delivered as the history item's audio (the playground's Stop:
+    #: billed for what was spoken, and downloadable). API streams keep only a finished file.
+    keep_cancelled_audio: bool = False
     #: Noise seed: the same seed, text, voice and settings give the same bytes (``None``: fresh noise).
     seed: int | None = None
     #: Request stitching (``tts.services.stitching``): the text around this one, or earlier/later requests' ids.

@@ -41,7 +41,7 @@ class Command(BaseCommand):
                 languages=[code for code in options["languages"].split(",") if code.strip()] or None,
             )
         except VoiceImportError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(exc.for_shell()) from exc
         mv = result.model_version
         verb = "Imported" if result.created else "Already imported:"
         self.stdout.write(

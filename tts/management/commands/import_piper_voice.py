@@ -36,7 +36,7 @@ class Command(BaseCommand):
                 preload=options["preload"],
             )
         except VoiceImportError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(exc.for_shell()) from exc
         mv = result.model_version
         verb = "Imported" if result.created else "Already imported:"
         self.stdout.write(

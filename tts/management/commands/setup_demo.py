@@ -66,7 +66,7 @@ class Command(BaseCommand):
                 # Loaded on first use (about 2 s), unloaded when idle like any version.
                 kokoro = import_kokoro_voices(activate=True)
             except VoiceImportError as exc:
-                self.stderr.write(f"Kokoro voices not registered: {exc}")
+                self.stderr.write(f"Kokoro voices not registered: {exc.for_shell()}")
             else:
                 km = kokoro.model_version
                 by_language: dict[str, int] = {}
