@@ -145,30 +145,36 @@ def _sessions_text() -> str:
 
 
 def test_the_new_secret_is_never_in_the_session_table(tenant_a: TenantCtx, owner_a: Client) -> None:
-    from accounts.secret_once import COOKIE
+    from accounts.secret_handoff import COOKIE
 
     posted = owner_a.post("/keys/new/", {"name": "no trace", "scopes": ["tts"]})
-    masked = posted.cookies[COOKIE]
-    assert masked["httponly"] and masked["path"] == "/keys/" and masked["samesite"] == "Strict"
+    handed = posted.cookies[COOKIE]
+    assert handed["httponly"] and handed["path"] == "/keys/" and handed["samesite"] == "Strict"
     held = _sessions_text()  # between the POST and the page that shows it
     html = owner_a.get("/keys/").content.decode()
     secret = html.split('id="new-key-secret" class="secret" type="text" readonly value="', 1)[1].split('"', 1)[0]
     assert api_key_authenticate(secret).name == "no trace"
     body = secret.rpartition("_")[2]
     assert body not in held and body not in _sessions_text()
-    assert body not in masked.value  # the cookie alone is no secret either
-    # Shown once: the cookie is deleted, and replayed without the session's half it shows nothing.
+    assert body not in handed.value  # the cookie is encrypted: no secret in the browser's store either
+    # Shown once: the cookie is deleted, and sent again it shows nothing (the session's nonce is used up).
     assert owner_a.cookies[COOKIE].value == ""
-    owner_a.cookies[COOKIE] = masked.value
+    owner_a.cookies[COOKIE] = handed.value
     assert 'id="new-key-secret"' not in owner_a.get("/keys/").content.decode()
 
 
-def test_a_masked_secret_is_worthless_in_another_session(tenant_a: TenantCtx, owner_a: Client) -> None:
-    from accounts.secret_once import COOKIE
+def test_a_handed_secret_is_worthless_in_another_session_or_tenant(
+    tenant_a: TenantCtx, tenant_b: TenantCtx, owner_a: Client
+) -> None:
+    from accounts.secret_handoff import COOKIE
 
-    masked = owner_a.post("/keys/new/", {"name": "elsewhere", "scopes": ["tts"]}).cookies[COOKIE].value
+    handed = owner_a.post("/keys/new/", {"name": "elsewhere", "scopes": ["tts"]}).cookies[COOKIE].value
     other = Client()
     other.force_login(tenant_a.owner)  # type: ignore[arg-type]
-    other.cookies[COOKIE] = masked
+    other.cookies[COOKIE] = handed
     assert 'id="new-key-secret"' not in other.get("/keys/").content.decode()
+    beta = Client()
+    beta.force_login(tenant_b.owner)  # type: ignore[arg-type]
+    beta.cookies[COOKIE] = handed
+    assert "elsewhere" not in beta.get("/keys/").content.decode()
     assert 'id="new-key-secret"' in owner_a.get("/keys/").content.decode()  # the right session still sees it once
