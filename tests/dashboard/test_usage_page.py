@@ -118,3 +118,16 @@ def test_a_key_name_never_becomes_a_formula_in_the_csv(tenant_a: TenantCtx, owne
     assert any(label.startswith("'" + name) for label in labels), labels
     assert not any(label.startswith(tuple("=+-@\t\r")) for label in labels)
     assert rows[0] == ["day", "api_key", "characters", "requests", "audio_seconds"]
+
+
+def test_every_csv_export_goes_through_the_safe_writer() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    raw = [
+        str(path.relative_to(root))
+        for package in ("accounts", "tts", "infra", "ttsplatform")
+        for path in (root / package).rglob("*.py")
+        if path.name != "csv_cells.py" and ("csv.writer(" in path.read_text() or "csv.DictWriter(" in path.read_text())
+    ]
+    assert not raw, f"CSV written without infra.csv_cells.csv_writer: {raw}"
