@@ -1,8 +1,8 @@
 """On a real daphne: an oversized body is refused while it arrives (by Content-Length before a
 byte of it is sent, chunked once it passes the limit) and the rest is never read; the admin's
 upload route takes a large body only from a staff session (its grant), and a staff session
-uploads a voice there; an unknown WebSocket path is refused with a message and a close code,
-not a 500."""
+uploads a voice there; a forged X-Forwarded-For does not open /metrics; an unknown WebSocket
+path is refused with a message and a close code, not a 500."""
 
 from __future__ import annotations
 
@@ -35,7 +35,14 @@ LIMIT = 64 * 1024
 def server(daphne_factory) -> ServerProc:  # type: ignore[no-untyped-def]
     # Plain http: the session and CSRF cookies without Secure, so the staff login works over it.
     return daphne_factory(
-        {"TTS_MAX_BODY_BYTES": str(LIMIT), "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false"}
+        {
+            "TTS_MAX_BODY_BYTES": str(LIMIT),
+            "SESSION_COOKIE_SECURE": "false",
+            "CSRF_COOKIE_SECURE": "false",
+            # The ops door, as a deployment closes it (infra/ops_access.py, infra/client_address.py).
+            "OPS_ALLOWED_NETWORKS": "10.0.0.0/8",
+            "METRICS_TOKEN": "scrape-secret",
+        }
     )
 
 
@@ -180,6 +187,14 @@ def test_a_staff_session_uploads_a_voice_through_daphne(server: ServerProc) -> N
         assert Voice.objects.filter(voice_id="joe-uploaded", model_id="en_US-joe-medium").exists()
     finally:
         shutil.rmtree(uploads, ignore_errors=True)
+
+
+def test_a_forged_forwarded_for_does_not_open_metrics(server: ServerProc) -> None:
+    # daphne as deployed (no --proxy-headers, TRUSTED_PROXIES unset): the header is the client's own words.
+    forged = httpx.get(f"{server.url}/metrics", headers={"X-Forwarded-For": "10.0.0.5"}, timeout=30)
+    assert forged.status_code == 401
+    token = httpx.get(f"{server.url}/metrics", headers={"Authorization": "Bearer scrape-secret"}, timeout=30)
+    assert token.status_code == 200 and "tts_http_requests_total" in token.text
 
 
 def test_a_body_under_the_limit_still_works(server: ServerProc, tenant_a: TenantCtx, joe: Voice) -> None:
