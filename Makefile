@@ -9,9 +9,12 @@ PORT ?= 8000
 # make run also serves Wyoming (Home Assistant) here for the demo tenant (docs/wyoming.md).
 WYOMING_PORT ?= 10200
 
-# Local commands run in development mode unless told otherwise; the tests set
-# their own environment (tests/settings.py), as production does.
-run worker beat: export DEBUG ?= true
+# make run is the development server: DEBUG unless told otherwise (and var/dev-settings, which it
+# writes). The production commands never read those settings and never default to DEBUG: they
+# need SECRET_KEY like any deployment (ttsplatform/dev_settings.py). The tests set their own
+# environment (tests/settings.py), as production does.
+run: export DEBUG ?= true
+serve worker beat: export DEV_SETTINGS = off
 
 .PHONY: run serve test screenshots lint typecheck bench install install-dev worker beat clean voices
 

@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
@@ -18,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from .forms import ApiKeyCreateForm, ApiKeyRenameForm, TenantSwitchForm
 from .keys import api_key_create, api_key_rename, api_key_revoke
 from .models import Scope
+from .secret_handoff import COOKIE, forget, hand_over, received_key
 from .selectors import api_key_get, api_keys_for_tenant
 from .tenancy import TenantRequest, dashboard_context, managers_only, member_required, switch_tenant
 
@@ -46,10 +48,6 @@ def tenant_switch(request: TenantRequest) -> HttpResponse:
     return redirect(target)
 
 
-# The session key under which a new key's secret waits for the one page that shows it.
-NEW_KEY_SESSION = "new_api_key"
-
-
 def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 200, **extra: object) -> HttpResponse:
     all_keys = list(api_keys_for_tenant(request.tenant))
     show_revoked = request.GET.get("revoked") == "1"
@@ -74,15 +72,16 @@ def _keys_page(request: TenantRequest, form: ApiKeyCreateForm, *, status: int = 
 @managers_only
 def api_keys(request: TenantRequest) -> HttpResponse:
     # A secret made by the POST before this redirect is shown on this one page view, then forgotten:
-    # a reload (or the back button) shows nothing new and creates nothing.
-    new = request.session.pop(NEW_KEY_SESSION, None)
-    key = None
-    if isinstance(new, dict) and new.get("tenant_id") == request.tenant.pk:
-        key = api_key_get(request.tenant, new.get("key_id"))
-    if key is not None:
-        response = _keys_page(request, ApiKeyCreateForm(), new_key=key, new_secret=new.get("secret", ""))
+    # a reload (or the back button) shows nothing new and creates nothing. It never was on the
+    # server: it came in an encrypted one-view cookie (accounts/secret_handoff.py).
+    handed = received_key(request)
+    key = api_key_get(request.tenant, handed[0]) if handed is not None else None
+    if key is not None and handed is not None:
+        response = _keys_page(request, ApiKeyCreateForm(), new_key=key, new_secret=handed[1])
     else:
         response = _keys_page(request, ApiKeyCreateForm())
+    if COOKIE in request.COOKIES:
+        forget(response, path=request.path)
     add_never_cache_headers(response)
     return response
 
@@ -101,13 +100,12 @@ def api_key_new(request: TenantRequest) -> HttpResponse:
         expires_at=form.expires_at(),
         created_by=request.user,  # type: ignore[arg-type]
     )
-    # Post/redirect/get: the secret waits in the session for the next page view of the list.
-    request.session[NEW_KEY_SESSION] = {
-        "tenant_id": request.tenant.pk,
-        "key_id": issued.api_key.pk,
-        "secret": issued.raw_key,
-    }
-    return redirect("dashboard:keys")
+    # Post/redirect/get: the secret goes to the next view of the list in a cookie only this server can
+    # read, good for that one view (never into the session or any table).
+    target = reverse("dashboard:keys")
+    response = redirect(target)
+    hand_over(response, request, key_id=issued.api_key.pk, secret=issued.raw_key, path=target)
+    return response
 
 
 @require_POST

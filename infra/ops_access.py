@@ -3,7 +3,9 @@
 ``/metrics`` shows traffic volumes and ``/readyz`` which model versions are
 loaded; neither belongs on a public ingress. ``METRICS_TOKEN`` (a bearer
 token) and ``OPS_ALLOWED_NETWORKS`` (addresses or CIDR networks, matched
-against the socket's peer: Prometheus and kubelets call pods directly) each
+against the client's address, ``infra.client_address``: the socket's peer
+unless ``TRUSTED_PROXIES`` says which forwarded hops to believe; Prometheus
+and kubelets call pods directly) each
 open them; with both unset they are open, as before. ``/healthz`` stays open:
 it says nothing but "this process answers". The token guards ``/readyz`` only
 when ``READYZ_NEEDS_TOKEN`` is on, since a kubelet probe must then send it
@@ -20,6 +22,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 
+from .client_address import client_address
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
@@ -33,7 +37,7 @@ def _networks(entries: tuple[str, ...]) -> tuple[Network, ...]:
 
 def _address_allowed(request: HttpRequest, networks: tuple[Network, ...]) -> bool:
     try:
-        address = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+        address = ipaddress.ip_address(client_address(request) or "")
     except ValueError:
         return False
     return any(address in network for network in networks)

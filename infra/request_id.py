@@ -19,6 +19,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
+from .client_address import client_address_from_scope
 from .logging import current_request_id
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ class WebSocketRequestIdMiddleware:
 
         path = scope.get("path", "")
         started = time.monotonic()
-        logger.info("websocket %s: connecting", path)
+        logger.info("websocket %s from %s: connecting", path, client_address_from_scope(scope))
         try:
             await self.inner({**scope, "request_id": request_id}, receive, send)
         finally:

@@ -76,3 +76,54 @@ def test_a_map_setting_overrides_its_defaults_pair_by_pair(monkeypatch: pytest.M
     monkeypatch.setenv("TTS_X_MAP", "alloy")
     with pytest.raises(ImproperlyConfigured, match="TTS_X_MAP: 'alloy' is not a key=value pair"):
         env_map("TTS_X_MAP", {})
+
+
+def test_production_commands_never_read_the_development_settings(tmp_path: Path) -> None:
+    """A checkout that once ran ``make run`` has var/dev-settings (DEBUG, a secret): with
+    DEV_SETTINGS=off, what make serve/worker/beat and every web process set, it is not read."""
+    from ttsplatform.dev_settings import write_dev_settings
+
+    write_dev_settings(tmp_path)
+    assert _django_check({"VAR_DIR": str(tmp_path)}).returncode == 0  # manage.py in a shell: development
+    refused = _django_check({"VAR_DIR": str(tmp_path), "DEV_SETTINGS": "off"})
+    assert refused.returncode != 0 and "SECRET_KEY" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("target", "commands"),
+    # run: 5, and the Wyoming server in the background, which may not get to write before daphne ends.
+    [("serve", 4), ("worker", 1), ("beat", 1), ("run", 5)],
+)
+def test_only_make_run_is_development(tmp_path: Path, target: str, commands: int) -> None:
+    """Each make target's commands, run by stand-ins that write down the environment they got."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    log = tmp_path / "env.log"
+    for tool in ("python", "celery", "daphne"):
+        shim = venv / "bin" / tool
+        shim.write_text(f'#!/bin/sh\necho "$0 DEBUG=${{DEBUG-unset}} DEV_SETTINGS=${{DEV_SETTINGS-unset}}" >> {log}\n')
+        shim.chmod(0o755)
+    for stamp in (".installed", ".installed-dev"):
+        (venv / stamp).touch()  # newer than pyproject.toml: nothing to install
+    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DEV_SETTINGS", "SECRET_KEY", "MAKEFLAGS")}
+    done = subprocess.run(
+        ["make", "--no-print-directory", target, f"VENV={venv}", f"VAR_DIR={tmp_path / 'var'}"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = log.read_text().splitlines()
+    assert len(lines) >= commands, lines
+    if target == "run":
+        assert all("DEBUG=true" in line and "DEV_SETTINGS=unset" in line for line in lines), lines
+    else:
+        assert all("DEBUG=unset" in line and "DEV_SETTINGS=off" in line for line in lines), lines
+
+
+def test_every_web_process_of_the_supervisor_skips_the_development_settings() -> None:
+    import socket
+
+    from ttsplatform.serve import Supervisor
+
+    with socket.socket() as sock:
+        env = Supervisor([sock], 2).child_env(1)
+    assert env["DEV_SETTINGS"] == "off" and env["WEB_PROCESS_INDEX"] == "1"

@@ -2,7 +2,11 @@
 
 Three places, one rule (``TTS_MAX_BODY_BYTES``, 1 MiB; the job routes
 ``TTS_JOB_MAX_BODY_BYTES``, 4 MiB, because a job takes up to
-``Plan.job_max_characters`` of text):
+``Plan.job_max_characters`` of text; the admin's model upload
+``TTS_MODEL_UPLOAD_MAX_BYTES``, 256 MiB, only for a staff session: its grant
+cookie, ``ttsplatform.upload_grant``, read from the headers before the body,
+and the session itself once Django authenticated it; anyone else gets the
+plain limit there too):
 
 * **daphne** (``install_daphne_bound``): Twisted reads a request's whole body
   into memory or a temporary file before daphne hands it to the application,
@@ -12,11 +16,13 @@ Three places, one rule (``TTS_MAX_BODY_BYTES``, 1 MiB; the job routes
   body passes it, and closes the connection without reading the rest.
 * **the ASGI handler** (``BodyLimitASGI``): the same for any other ASGI server
   (uvicorn, hypercorn), before Django spools the body to a temporary file.
-* **Django middleware** (``BodyLimitMiddleware``): ``Content-Length`` under WSGI
-  and in Django's test client.
+* **Django middleware** (``BodyLimitMiddleware``, after authentication):
+  ``Content-Length`` under WSGI and in Django's test client, and under any
+  server the last word on the upload route: a large body there needs a user
+  who is staff now, whatever grant came with it.
 
-The 413 is answered before authentication, with or without a key, in the
-caller's dialect: OpenAI's ``{"error": ...}`` on ``/v1/audio/speech``,
+The 413 is answered before authentication (API keys), with or without a key,
+in the caller's dialect: OpenAI's ``{"error": ...}`` on ``/v1/audio/speech``,
 ElevenLabs' ``{"detail": ...}`` everywhere else. This module imports no app.
 """
 
@@ -29,6 +35,9 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.http.cookie import parse_cookie
+
+from .upload_grant import grant_in_cookies
 
 logger = logging.getLogger(__name__)
 
@@ -40,13 +49,17 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 OPENAI_PATHS = ("/v1/audio/",)
 JOB_PATHS = ("/v1/jobs", "/jobs/new/")
-# The admin's "Add model version" takes the voice files as an upload (``TTS_MODEL_UPLOAD_MAX_BYTES``).
+# The admin's "Add model version" takes the voice files as an upload (``TTS_MODEL_UPLOAD_MAX_BYTES``),
+# from a staff session only.
 MODEL_UPLOAD_PATHS = ("/admin/tts/modelversion/add/",)
 
 
-def body_limit_for(path: str) -> int:
-    """The most bytes a body sent to ``path`` may have; 0 = no bound."""
-    if path.startswith(MODEL_UPLOAD_PATHS):
+def body_limit_for(path: str, *, staff_upload: bool = False) -> int:
+    """The most bytes a body sent to ``path`` may have; 0 = no bound.
+
+    ``staff_upload``: the request comes from a staff session (its grant, or its user).
+    """
+    if staff_upload and path.startswith(MODEL_UPLOAD_PATHS):
         return int(settings.TTS_MODEL_UPLOAD_MAX_BYTES)
     if path.startswith(JOB_PATHS):
         return int(settings.TTS_JOB_MAX_BODY_BYTES)
@@ -56,6 +69,8 @@ def body_limit_for(path: str) -> int:
 def too_large_body(path: str, limit: int) -> bytes:
     """The 413 body in the dialect of ``path``; it names the limit."""
     message = f"The request body is larger than {limit} bytes, the most this server accepts."
+    if path.startswith(MODEL_UPLOAD_PATHS) and limit == int(settings.TTS_MAX_BODY_BYTES):
+        message += " Larger uploads need a staff session: sign in to the admin and open the form again."
     if path.startswith(OPENAI_PATHS):
         body: dict[str, Any] = {
             "error": {"message": message, "type": "invalid_request_error", "param": None, "code": "body_too_large"}
@@ -84,8 +99,11 @@ class BodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        limit = body_limit_for(request.path)
         length = _header_length(request.META.get("CONTENT_LENGTH"))
+        limit = body_limit_for(request.path)
+        if limit and length is not None and length > limit and request.path.startswith(MODEL_UPLOAD_PATHS):
+            user = getattr(request, "user", None)  # the session, checked now: a grant is not enough here
+            limit = body_limit_for(request.path, staff_upload=bool(user and user.is_active and user.is_staff))
         if limit and length is not None and length > limit:
             return HttpResponse(too_large_body(request.path, limit), status=413, content_type="application/json")
         return self.get_response(request)
@@ -109,11 +127,11 @@ class BodyLimitASGI:
             await self.app(scope, receive, send)
             return
         path = scope.get("path", "")
-        limit = body_limit_for(path)
+        headers = dict(scope.get("headers") or [])
+        limit = body_limit_for(path, staff_upload=_granted(path, headers.get(b"cookie")))
         if not limit:
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
         length = _header_length(headers.get(b"content-length"))
         if length is not None and length > limit:
             await _send_413(send, path, limit)
@@ -141,6 +159,14 @@ class BodyLimitASGI:
         except BodyTooLarge:
             if not started:
                 await _send_413(send, path, limit)
+
+
+def _granted(path: str, cookie_header: bytes | str | None) -> bool:
+    """Whether a request to an upload route carries a staff session's grant (from its Cookie header)."""
+    if not cookie_header or not path.startswith(MODEL_UPLOAD_PATHS):
+        return False
+    text = cookie_header.decode("latin-1") if isinstance(cookie_header, bytes) else cookie_header
+    return grant_in_cookies(parse_cookie(text))
 
 
 async def _send_413(send: Send, path: str, limit: int) -> None:
@@ -185,7 +211,10 @@ def install_daphne_bound() -> bool:
             self._tts_received = 0
             self._tts_refused = False
             self._tts_path = _channel_path(self)
-            self._tts_limit = body_limit_for(self._tts_path)
+            # The headers are in (Twisted parsed them and the cookies first), the body is not.
+            cookies = self.requestHeaders.getRawHeaders(b"cookie") or []
+            granted = _granted(self._tts_path, b"; ".join(cookies))
+            self._tts_limit = body_limit_for(self._tts_path, staff_upload=granted)
             if self._tts_limit and length is not None and length > self._tts_limit:
                 self._tts_refuse()
                 return

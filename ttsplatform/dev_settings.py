@@ -6,9 +6,14 @@ once for this checkout. It writes both to ``$VAR_DIR/dev-settings`` (mode
 createapikey demo``) work in a plain shell afterwards, with nothing exported.
 
 settings.py reads the file only when the environment sets no ``SECRET_KEY``
-(nor ``SECRET_KEY_FILE``) and does not turn ``DEBUG`` off: a production
-deployment sets its own secret, and a machine that never ran ``make run`` has
-no such file, so production still refuses to start without ``SECRET_KEY``.
+(nor ``SECRET_KEY_FILE``), does not turn ``DEBUG`` off and does not say
+``DEV_SETTINGS=off``: a production deployment sets its own secret, and a
+machine that never ran ``make run`` has no such file, so production still
+refuses to start without ``SECRET_KEY``. The production commands of a
+checkout that once ran ``make run`` (``make serve``, ``make worker``, ``make
+beat``, and every web process ``python -m ttsplatform.serve`` starts) set
+``DEV_SETTINGS=off``: they never serve with ``DEBUG`` or the development
+secret (and the demo password ``setup_demo`` gives in development).
 
 Run as ``python -m ttsplatform.dev_settings``: creates the file if it is
 missing (an existing secret is kept: sessions survive restarts) and prints
@@ -37,6 +42,8 @@ def read_dev_settings(directory: Path) -> dict[str, str]:
     """``NAME=value`` lines of ``directory/dev-settings`` when the environment lets them apply; else ``{}``."""
     if os.environ.get("SECRET_KEY") or os.environ.get("SECRET_KEY_FILE"):
         return {}
+    if os.environ.get("DEV_SETTINGS", "").strip().lower() in ("0", "false", "no", "off"):
+        return {}  # a production command of this checkout
     if os.environ.get("DEBUG", "").strip().lower() in ("0", "false", "no", "off"):
         return {}
     try:

@@ -26,9 +26,23 @@ from typing import Any
 
 from django.conf import settings
 
+from infra.client_address import client_address_from_headers
+
 logger = logging.getLogger(__name__)
 
 _BOUNDED = ("http.response.body", "websocket.send")
+
+
+def protocol_client_address(protocol: Any) -> str | None:
+    """The client's address of a daphne connection (HTTP request or WebSocket), for log lines."""
+    peer = getattr(protocol, "client_addr", None)
+    headers = getattr(protocol, "requestHeaders", None)
+    if headers is not None:
+        forwarded = headers.getRawHeaders(b"x-forwarded-for") or []
+    else:
+        pairs = getattr(protocol, "clean_headers", None) or ()
+        forwarded = [value for name, value in pairs if name == b"x-forwarded-for"]
+    return client_address_from_headers(peer[0] if peer else None, forwarded)
 
 
 def tcp_transport(protocol: Any) -> Any | None:
@@ -60,7 +74,7 @@ async def wait_drained(protocol: Any, transport: Any, limit: int) -> None:
         if loop.time() >= deadline:
             logger.warning(
                 "client %s read nothing of %d queued bytes for %d s: connection aborted",
-                getattr(protocol, "client_addr", None),
+                protocol_client_address(protocol),
                 unsent_bytes(transport),
                 timeout,
             )

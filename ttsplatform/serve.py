@@ -21,7 +21,15 @@ history writes) then uses every core.
 A process that dies is started again (after a short pause; the supervisor
 gives up if they keep dying at once). SIGTERM or SIGINT stops them all
 gracefully: each gets SIGTERM and up to ``--grace`` seconds to finish its
-requests before SIGKILL. Nothing here imports Django.
+requests before SIGKILL. Nothing here imports Django. The web processes never
+read a checkout's development settings (``DEV_SETTINGS=off``,
+``ttsplatform/dev_settings.py``): production needs ``SECRET_KEY``.
+
+daphne runs without ``--proxy-headers``: that flag replaces the socket's peer
+with the leftmost ``X-Forwarded-For`` entry, which any client can write. The
+client's address is derived by the application instead, trusting only the
+hops ``TRUSTED_PROXIES`` names (``infra.client_address``); passing the flag
+after ``--`` still works, with a warning.
 """
 
 from __future__ import annotations
@@ -42,6 +50,8 @@ from pathlib import Path
 logger = logging.getLogger("ttsplatform.serve")
 
 APPLICATION = "ttsplatform.asgi:application"
+# daphne's flag that trusts the leftmost X-Forwarded-For: off by default (infra/client_address.py).
+PROXY_HEADERS = "--proxy-headers"
 # A process that dies this soon after its start counts as failing to start.
 EARLY_DEATH_S = 10.0
 MAX_EARLY_DEATHS = 5
@@ -106,8 +116,12 @@ class Supervisor:
         fd = self.socket_for(slot).fileno()
         return [sys.executable, "-m", "daphne", "--fd", str(fd), *self.daphne_args, APPLICATION]
 
+    def child_env(self, slot: int) -> dict[str, str]:
+        """A web process's environment: this one's, its slot, and never a checkout's development settings."""
+        return dict(os.environ, WEB_PROCESS_INDEX=str(slot), DEV_SETTINGS="off")
+
     def start_one(self, slot: int) -> None:
-        env = dict(os.environ, WEB_PROCESS_INDEX=str(slot))
+        env = self.child_env(slot)
         child = subprocess.Popen(self.command(slot), pass_fds=(self.socket_for(slot).fileno(),), env=env)
         self.children[slot] = (child, time.monotonic())
         logger.info("web process %d started (pid %d)", slot, child.pid)
@@ -165,9 +179,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="one listening socket for all processes instead of one each (SO_REUSEPORT)",
     )
-    parser.add_argument("daphne_args", nargs="*", help="after --: passed to every daphne (e.g. --proxy-headers)")
+    parser.add_argument("daphne_args", nargs="*", help="after --: passed to every daphne (e.g. --verbosity 2)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if PROXY_HEADERS in args.daphne_args:
+        logger.warning(
+            "%s makes daphne take the client's address from the leftmost X-Forwarded-For entry, which "
+            "the client writes itself; leave it off and set TRUSTED_PROXIES (docs/operations.md)",
+            PROXY_HEADERS,
+        )
     processes = args.processes or default_processes()
     sockets = bind_all(args.host, args.port, processes, shared=args.shared_socket)
     logger.info(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from infra.client_address import parse_trusted_proxies
 from infra.env import env_bool, env_choice, env_float, env_int, env_list, env_map, env_str
 
 from .dev_settings import read_dev_settings
@@ -48,8 +49,6 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # 413 for an oversized Content-Length before anything else runs (docs/limits.md).
-    "ttsplatform.body_limit.BodyLimitMiddleware",
     "tts.api.health.ProbeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves static/ (the dashboard's CSS, JS and vendored chart library) from daphne itself.
@@ -60,6 +59,12 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # 413 for an oversized Content-Length before any view reads it (docs/limits.md; daphne and the
+    # ASGI wrapper refused it before the body arrived). After authentication: a large body on the
+    # admin's upload route needs a staff user; nothing above reads a body.
+    "ttsplatform.body_limit.BodyLimitMiddleware",
+    # Staff sessions' admin pages get the grant that lets daphne take their large uploads.
+    "ttsplatform.upload_grant.UploadGrantMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Failed-login throttling; last, as django-axes asks.
@@ -194,14 +199,13 @@ AUTHENTICATION_BACKENDS = [
 # Failed logins (dashboard and admin) per username and per client address (django-axes, docs/limits.md).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
 LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
-# Proxies in front of the app whose X-Forwarded-For is trusted for the client address; 0 = none.
-LOGIN_TRUSTED_PROXIES = env_int("LOGIN_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = LOGIN_LOCKOUT_MINUTES / 60  # hours
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
-AXES_CLIENT_IP_CALLABLE = "accounts.login_throttle.client_ip"
+# The client's address as ops access and the logs see it (TRUSTED_PROXIES, infra/client_address.py).
+AXES_CLIENT_IP_CALLABLE = "infra.client_address.client_address"
 AXES_VERBOSE = False
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -364,6 +368,11 @@ TTS_MODEL_IDLE_UNLOAD_SECONDS = env_int("TTS_MODEL_IDLE_UNLOAD_SECONDS", 3600, m
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 READYZ_NEEDS_TOKEN = env_bool("READYZ_NEEDS_TOKEN", False)
 OPS_ALLOWED_NETWORKS = env_list("OPS_ALLOWED_NETWORKS", [])
+# Which X-Forwarded-For hops are trusted for the client's address (ops access, the login throttle,
+# logs: infra/client_address.py): empty = none (the socket's peer is the client), a hop count, or the
+# proxies' networks. LOGIN_TRUSTED_PROXIES is its old name (a hop count).
+TRUSTED_PROXIES = env_str("TRUSTED_PROXIES", env_str("LOGIN_TRUSTED_PROXIES", ""))
+parse_trusted_proxies(TRUSTED_PROXIES)  # fails loudly at start-up, naming the variable
 
 # --- audio cache, rate limits, admission (docs/limits.md) ------------------
 
@@ -371,8 +380,12 @@ OPS_ALLOWED_NETWORKS = env_list("OPS_ALLOWED_NETWORKS", [])
 # job routes take long texts. 0 = no bound.
 TTS_MAX_BODY_BYTES = env_int("TTS_MAX_BODY_BYTES", 1024 * 1024, minimum=0)
 TTS_JOB_MAX_BODY_BYTES = env_int("TTS_JOB_MAX_BODY_BYTES", 4 * 1024 * 1024, minimum=0)
-# A Piper voice (.onnx + .onnx.json) uploaded in the admin; files go to a temporary file, not memory.
-TTS_MODEL_UPLOAD_MAX_BYTES = env_int("TTS_MODEL_UPLOAD_MAX_BYTES", 512 * 1024 * 1024, minimum=0)
+# A voice's files (.onnx + .onnx.json, a Kokoro voices file) uploaded in the admin, by a staff
+# session only (ttsplatform/upload_grant.py); anyone else gets TTS_MAX_BODY_BYTES there too. Larger
+# models go in through the model storage folder (the form's "stored model") or import_piper_voice.
+TTS_MODEL_UPLOAD_MAX_BYTES = env_int("TTS_MODEL_UPLOAD_MAX_BYTES", 256 * 1024 * 1024, minimum=0)
+# How long a staff session's upload grant lasts (renewed by the admin pages it views after half of it).
+TTS_MODEL_UPLOAD_GRANT_S = env_int("TTS_MODEL_UPLOAD_GRANT_S", 3600, minimum=60, maximum=86400)
 # Django's own bound on a body read whole (2.5 MB by default, an HTML 400) would cut under
 # ours on the job routes: ours are the bound (0 = none: Django's check off too).
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(TTS_MAX_BODY_BYTES, TTS_JOB_MAX_BODY_BYTES) or None

@@ -19,6 +19,8 @@ from typing import Any
 
 from django.conf import settings
 
+from .send_bound import protocol_client_address
+
 logger = logging.getLogger(__name__)
 
 
@@ -42,7 +44,9 @@ def install_daphne_message_bound() -> bool:
         if tokens < 1:
             if not getattr(self, "_tts_dropped", False):
                 self._tts_dropped = True
-                logger.warning("WebSocket from %s sent over %d messages/s: aborted", self.client_addr, rate)
+                logger.warning(
+                    "WebSocket from %s sent over %d messages/s: aborted", protocol_client_address(self), rate
+                )
                 self.dropConnection(abort=True)
             return
         self._tts_tokens = tokens - 1

@@ -134,3 +134,47 @@ def test_it_renames_only_its_own_tenants_keys(tenant_a: TenantCtx, owner_a: Clie
     assert owner_a.post(f"/keys/{other.api_key.pk}/rename/", {"name": "mine now"}).status_code == 404
     other.api_key.refresh_from_db()
     assert other.api_key.name == "beta key"
+
+
+def _sessions_text() -> str:
+    from django.contrib.sessions.models import Session
+
+    rows = list(Session.objects.all())
+    assert rows  # the owner's session is a row: what it holds is what is checked
+    return " ".join(f"{s.session_data} {s.get_decoded()}" for s in rows)
+
+
+def test_the_new_secret_is_never_in_the_session_table(tenant_a: TenantCtx, owner_a: Client) -> None:
+    from accounts.secret_handoff import COOKIE
+
+    posted = owner_a.post("/keys/new/", {"name": "no trace", "scopes": ["tts"]})
+    handed = posted.cookies[COOKIE]
+    assert handed["httponly"] and handed["path"] == "/keys/" and handed["samesite"] == "Strict"
+    held = _sessions_text()  # between the POST and the page that shows it
+    html = owner_a.get("/keys/").content.decode()
+    secret = html.split('id="new-key-secret" class="secret" type="text" readonly value="', 1)[1].split('"', 1)[0]
+    assert api_key_authenticate(secret).name == "no trace"
+    body = secret.rpartition("_")[2]
+    assert body not in held and body not in _sessions_text()
+    assert body not in handed.value  # the cookie is encrypted: no secret in the browser's store either
+    # Shown once: the cookie is deleted, and sent again it shows nothing (the session's nonce is used up).
+    assert owner_a.cookies[COOKIE].value == ""
+    owner_a.cookies[COOKIE] = handed.value
+    assert 'id="new-key-secret"' not in owner_a.get("/keys/").content.decode()
+
+
+def test_a_handed_secret_is_worthless_in_another_session_or_tenant(
+    tenant_a: TenantCtx, tenant_b: TenantCtx, owner_a: Client
+) -> None:
+    from accounts.secret_handoff import COOKIE
+
+    handed = owner_a.post("/keys/new/", {"name": "elsewhere", "scopes": ["tts"]}).cookies[COOKIE].value
+    other = Client()
+    other.force_login(tenant_a.owner)  # type: ignore[arg-type]
+    other.cookies[COOKIE] = handed
+    assert 'id="new-key-secret"' not in other.get("/keys/").content.decode()
+    beta = Client()
+    beta.force_login(tenant_b.owner)  # type: ignore[arg-type]
+    beta.cookies[COOKIE] = handed
+    assert "elsewhere" not in beta.get("/keys/").content.decode()
+    assert 'id="new-key-secret"' in owner_a.get("/keys/").content.decode()  # the right session still sees it once

@@ -8,7 +8,7 @@ import pytest
 from axes.models import AccessAttempt
 from django.test import Client, override_settings
 
-from accounts.login_throttle import client_ip
+from infra.client_address import client_address
 from tests.fixtures import TenantCtx
 
 PASSWORD = "pw-" + "alpha" * 4
@@ -60,10 +60,33 @@ def test_the_admin_login_is_throttled_too(tenant_a: TenantCtx) -> None:
     assert AccessAttempt.objects.filter(username="alpha-owner").exists()
 
 
-@override_settings(LOGIN_TRUSTED_PROXIES=1)
+@override_settings(TRUSTED_PROXIES="1")
 def test_behind_a_proxy_the_forwarded_address_counts(rf: pytest.FixtureRequest) -> None:
     request = rf.get("/login/", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.7", REMOTE_ADDR="10.0.0.2")  # type: ignore[attr-defined]
     # The client wrote 6.6.6.6 itself; the trusted proxy saw 203.0.113.7.
-    assert client_ip(request) == "203.0.113.7"
+    assert client_address(request) == "203.0.113.7"
     bare = rf.get("/login/", REMOTE_ADDR="10.0.0.2")  # type: ignore[attr-defined]
-    assert client_ip(bare) == "10.0.0.2"
+    assert client_address(bare) == "10.0.0.2"
+
+
+def attempt_from(username: str, *, peer: str, forwarded: str) -> int:
+    client = Client(REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR=forwarded)
+    return client.post("/login/", {"username": username, "password": "wrong"}).status_code
+
+
+def test_a_forged_forwarded_for_does_not_dodge_the_address_lock(tenant_a: TenantCtx) -> None:
+    # No trusted proxy (the default): the header is the client's own words and changes nothing.
+    for i in range(4):
+        assert attempt_from(f"guess-{i}", peer="203.0.113.50", forwarded=f"10.0.0.{i}") == 200
+    assert attempt_from("guess-4", peer="203.0.113.50", forwarded="10.0.0.99") == 429
+    assert attempt("alpha-owner", PASSWORD, ip="203.0.113.50") == 429
+
+
+@override_settings(TRUSTED_PROXIES="10.0.0.0/24")
+def test_behind_trusted_proxies_only_the_hops_they_wrote_count(tenant_a: TenantCtx) -> None:
+    # The proxy (10.0.0.2) appends what it saw (198.51.100.7); whatever the client put left of it varies.
+    for i in range(4):
+        assert attempt_from(f"guess-{i}", peer="10.0.0.2", forwarded=f"10.9.{i}.1, 198.51.100.7") == 200
+    assert attempt_from("guess-4", peer="10.0.0.2", forwarded="1.1.1.1, 198.51.100.7") == 429
+    # Another client behind the same proxy is not locked out.
+    assert attempt_from("guess-5", peer="10.0.0.2", forwarded="198.51.100.8") == 200

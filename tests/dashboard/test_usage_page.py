@@ -101,3 +101,33 @@ def test_it_defaults_to_the_last_30_days_and_names_bad_ranges(owner_a: Client, t
     assert backwards.status_code == 400 and "on or after" in backwards.content.decode()
     too_long = owner_a.get("/usage.csv?date_from=2020-01-01&date_to=2026-01-01")
     assert too_long.status_code == 400 and "at most 366 days" in too_long.content.decode()
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("https://evil.example","x")', "+1+1", "-2", "@SUM(A1)", "\tTab", "\rCR"])
+def test_a_key_name_never_becomes_a_formula_in_the_csv(tenant_a: TenantCtx, owner_a: Client, name: str) -> None:
+    key = api_key_create(tenant=tenant_a.tenant, name=name).api_key
+    SynthesisRecord.objects.create(
+        tenant=tenant_a.tenant, api_key=key, voice_id="joe", model_id="en_US-joe-medium", source="elevenlabs",
+        characters=12, output_format="mp3_44100_128", status="success", duration_s=1.0,
+    )  # fmt: skip
+    today = timezone.now().date()
+    exported = owner_a.get(f"/usage.csv?date_from={today}&date_to={today}&breakdown=api_keys")
+    assert exported.status_code == 200
+    rows = list(csv.reader(io.StringIO(exported.content.decode(), newline="")))
+    labels = [row[1] for row in rows[1:]]
+    assert any(label.startswith("'" + name) for label in labels), labels
+    assert not any(label.startswith(tuple("=+-@\t\r")) for label in labels)
+    assert rows[0] == ["day", "api_key", "characters", "requests", "audio_seconds"]
+
+
+def test_every_csv_export_goes_through_the_safe_writer() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    raw = [
+        str(path.relative_to(root))
+        for package in ("accounts", "tts", "infra", "ttsplatform")
+        for path in (root / package).rglob("*.py")
+        if path.name != "csv_cells.py" and ("csv.writer(" in path.read_text() or "csv.DictWriter(" in path.read_text())
+    ]
+    assert not raw, f"CSV written without infra.csv_cells.csv_writer: {raw}"

@@ -134,3 +134,32 @@ def test_its_session_keeps_no_memory_per_input_shape(engine: KokoroOnnxEngine) -
     # longest sentence's size, grows a server with each new length (bench/bench_soak.py).
     options = engine.session.get_session_options()
     assert not options.enable_mem_pattern and not options.enable_cpu_mem_arena
+
+
+def test_a_cancelled_stream_ends_its_run_inside_the_model(engine: KokoroOnnxEngine) -> None:
+    """A run of a stream whose client went away is told to end at its next node (RunOptions.terminate,
+    tts/inference/onnx_cancel.py), and one that has not started yet never starts; without a cancel
+    signal a run is an ordinary one. (What it saves on a real server: bench/bench_disconnect.py.)"""
+    from tts.inference.engine import EngineError
+    from tts.inference.onnx_cancel import cancellable_run
+    from tts.inference.work_pool import CancelSignal, work_key
+
+    ids = [0, *([engine.vocab["a"], engine.vocab["k"]] * 10), 0]
+    params = SynthesisParams(speaker_id=0)
+    feed = {
+        "tokens": np.asarray([ids], dtype=np.int64),
+        "style": engine.style_for(0, len(ids) - 2),
+        "speed": np.asarray([1.0], dtype=np.float32),
+    }
+    signal = CancelSignal()
+    with work_key("A", cancel=signal), cancellable_run() as options:
+        assert options is not None and not options.terminate
+        signal.set()  # the client goes away while the run is under way
+        assert options.terminate
+        with pytest.raises(Exception, match="terminate"):
+            engine.session.run(None, feed, options)
+        with pytest.raises(EngineError, match="cancelled"):
+            engine.synthesize_ids(ids, params)  # the next one never starts
+    with cancellable_run() as options:
+        assert options is None
+    assert len(engine.synthesize_ids(ids, params).audio) > 0  # the engine is fine afterwards

@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -191,3 +192,16 @@ def test_it_passes_the_deploy_checks_with_the_documented_production_settings(tmp
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_no_server_is_told_to_trust_the_clients_forwarded_for() -> None:
+    # daphne's --proxy-headers takes the leftmost X-Forwarded-For entry, which any client writes;
+    # the client's address comes from TRUSTED_PROXIES instead (infra/client_address.py).
+    for path in [p for p in DEPLOY.rglob("*") if p.is_file()] + [ROOT / "Makefile"]:
+        assert "--proxy-headers" not in path.read_text(), path.relative_to(ROOT)
+    from ttsplatform.serve import Supervisor
+
+    with socket.socket() as sock:
+        assert "--proxy-headers" not in Supervisor([sock], 1).command()
+    env = {e["name"] for e in by_kind("Deployment")["tts-web"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert "TRUSTED_PROXIES" in by_kind("ConfigMap")["tts-config"]["data"] or "TRUSTED_PROXIES" in env

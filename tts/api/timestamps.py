@@ -31,7 +31,7 @@ from accounts.authentication import request_tenant
 from accounts.models import Scope
 from tts.services.history import history_item_get
 from tts.services.history_export import captions_srt, captions_vtt
-from tts.services.streaming import ThreadedStream
+from tts.services.streaming import ThreadedStream, run_stream
 from tts.services.synthesis import (
     SynthesisError,
     SynthesisRun,
@@ -164,8 +164,8 @@ class TextToSpeechStreamWithTimestampsApi(APIView):
         prep = synthesis_prepare(req)
         ensure_engine(prep)
         if is_asgi(request):
-            stream: ThreadedStream[tuple[bytes, AlignmentChunk | None]] = ThreadedStream(
-                lambda: timed_chunks(prep), abandon=prep.cancel, name=f"tts-timed-{prep.record.pk}"
+            stream: ThreadedStream[tuple[bytes, AlignmentChunk | None]] = run_stream(
+                prep, lambda: timed_chunks(prep), name="tts-timed"
             )
             response: StreamingHttpResponse = AudioStreamResponse(stream, _ndjson_async(stream), content_type=NDJSON)
         else:

@@ -25,6 +25,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from .work_pool import track_current
+
 logger = logging.getLogger(__name__)
 
 ItemT = TypeVar("ItemT")
@@ -95,6 +97,7 @@ class DynamicBatcher(Generic[ItemT, ResultT]):
                 raise BatcherClosed("batcher is closed")
             self._queue.append(waiting)
             self._cond.notify()
+        track_current(waiting.future)  # a stream whose client left drops what it queued here
         return waiting.future
 
     def close(self) -> None:

@@ -32,6 +32,7 @@ from tts.text.g2p import G2P, PUNCTUATION, PhonemeWord, g2p_for, has_g2p
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
 from .kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, MAX_TOKENS
+from .onnx_cancel import cancellable_run
 
 logger = logging.getLogger(__name__)
 
@@ -183,8 +184,9 @@ class KokoroOnnxEngine:
             "speed": np.asarray([speed], dtype=np.float32),
         }
         try:
-            with self._slots:
-                result = self.session.run(None, feed)
+            # A stream whose client went away ends this run at its next node (onnx_cancel).
+            with self._slots, cancellable_run() as run_options:
+                result = self.session.run(None, feed, run_options)
         except Exception as exc:
             raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
         audio = np.clip(np.asarray(result[0], dtype=np.float32).reshape(-1), -1.0, 1.0)

@@ -16,6 +16,16 @@ another tenant's next window by at most one of them, not twenty. The key is
 ``submit``'s ``key`` or, by default, the one set with ``work_key`` on the
 calling thread (the engine scheduler sets the tenant around each task).
 
+**Cancel.** Work is queued on behalf of someone who may go away (a stream's
+client). A :class:`CancelSignal` set with ``work_key(key, cancel=signal)`` is
+captured by every ``submit`` from that context (here, in the engine scheduler
+and in the batcher): setting it drops at once whatever it queued and has not
+started, and ``raise_if_cancelled`` lets code between two engine calls (the
+next sentence, the next piece of a long one) stop there. A run already inside
+an engine finishes unless the engine can stop it safely: an ONNX Runtime run
+is told to end at its next node (``onnx_cancel.cancellable_run``, what the
+Kokoro engine's whole-sentence runs use); nothing is killed mid-kernel.
+
 The threads hold the pool: its owner closes it (the engine does so from a
 ``weakref.finalize``, as the registry drops engines without closing them).
 
@@ -38,7 +48,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Hashable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -69,17 +79,124 @@ def _lower_this_thread(increment: int) -> None:
         logger.info("engine worker priority left as it is: %s", exc)
 
 
+class WorkCancelled(CancelledError):
+    """Raised between two engine calls of work whose ``CancelSignal`` is set."""
+
+
+class CancelSignal:
+    """Set once, from any thread, when nobody waits for the work any more (its client went away).
+
+    Futures of work queued under it are tracked until they are done; ``set``
+    cancels those that have not started, so no worker ever runs them.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._set = False
+        self._futures: set[Future[Any]] = set()
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next_callback = itertools.count()
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        with self._lock:
+            if self._set:
+                return
+            self._set = True
+            futures, self._futures = self._futures, set()
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+        for future in futures:
+            future.cancel()  # False for one already running: it finishes, its result unread
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # never keep the others (or the closing stream) from stopping
+                logger.exception("a cancel callback failed")
+
+    def on_set(self, callback: Callable[[], None]) -> int:
+        """Call ``callback`` (quick, any thread) when the signal is set, at once if it is; a handle to remove it."""
+        with self._lock:
+            if not self._set:
+                handle = next(self._next_callback)
+                self._callbacks[handle] = callback
+                return handle
+        callback()
+        return -1
+
+    def remove(self, handle: int) -> None:
+        with self._lock:
+            self._callbacks.pop(handle, None)
+
+    def track(self, future: Future[Any]) -> None:
+        """Cancel ``future`` when the signal is set (at once if it already is)."""
+        with self._lock:
+            if not self._set:
+                self._futures.add(future)
+                future.add_done_callback(self._discard)
+                return
+        future.cancel()
+
+    def _discard(self, future: Future[Any]) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+
 _current_key: ContextVar[Hashable] = ContextVar("tts_work_key", default=None)
+_current_cancel: ContextVar[CancelSignal | None] = ContextVar("tts_work_cancel", default=None)
 
 
 @contextmanager
-def work_key(key: Hashable) -> Iterator[None]:
-    """Work submitted to any pool from this thread meanwhile is queued under ``key``."""
+def work_key(key: Hashable, *, cancel: CancelSignal | None = None) -> Iterator[None]:
+    """Work submitted to any pool from this thread meanwhile is queued under ``key`` (and ``cancel``)."""
     token = _current_key.set(key)
+    cancel_token = _current_cancel.set(cancel) if cancel is not None else None
     try:
         yield
     finally:
+        if cancel_token is not None:
+            _current_cancel.reset(cancel_token)
         _current_key.reset(token)
+
+
+def current_cancel() -> CancelSignal | None:
+    """The signal of the work this thread does now (set by ``work_key``), if any."""
+    return _current_cancel.get()
+
+
+def track_current(future: Future[Any]) -> None:
+    """Tie ``future`` to the signal of the work this thread does now, if any."""
+    signal = _current_cancel.get()
+    if signal is not None:
+        signal.track(future)
+
+
+def raise_if_cancelled() -> None:
+    """``WorkCancelled`` when the work this thread does now was cancelled: call it between engine calls."""
+    signal = _current_cancel.get()
+    if signal is not None and signal.is_set():
+        raise WorkCancelled("the work was cancelled (its client went away)")
+
+
+class TaskCounts:
+    """Tasks the pools of this process ran, and dropped unrun (cancelled), since start."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.run = 0
+        self.dropped = 0
+
+    def add(self, *, ran: bool) -> None:
+        with self._lock:
+            if ran:
+                self.run += 1
+            else:
+                self.dropped += 1
+
+
+#: Every pool's counts, together (the metrics read them: ``tts_engine_tasks_total``).
+task_counts = TaskCounts()
 
 
 class PoolClosed(RuntimeError):
@@ -115,6 +232,7 @@ class WorkPool:
             self._tags[key] = tag
             heapq.heappush(self._queue, (priority, tag, next(self._order), future, fn))
             self._cond.notify()
+        track_current(future)
         return future
 
     def idle(self, priority: int | None = None) -> int:
@@ -158,7 +276,9 @@ class WorkPool:
                 with self._cond:
                     self._busy -= 1
                     self._running.remove(priority)
+                task_counts.add(ran=False)
                 continue
+            task_counts.add(ran=True)
             error: BaseException | None = None
             result: Any = None
             try:

@@ -24,6 +24,12 @@ The engine's own slots (``PiperOnnxEngine.concurrency``) still bound how many
 calls run on one model at once; the workers here are as many as the cores, so
 they never leave a core idle that the engine could use.
 
+A task submitted with ``cancel`` (the ``CancelSignal`` of a stream whose
+client may go away) is dropped, unrun, as soon as the signal is set, and the
+work it queues in the engine's pool or batcher is tied to the same signal
+(``work_pool.work_key``): a gone client's look-ahead segments and queued
+windows never reach a core, whichever engine it was.
+
 An engine that queues every run in such a pool itself (``queues_fairly``: the
 ONNX Piper engine) needs no turn here for a stream's windows: ``iterate(...,
 inline=True)`` steps it on the caller's thread under the tenant's key.
@@ -36,11 +42,11 @@ import os
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from tts.inference.work_pool import work_key
+from tts.inference.work_pool import CancelSignal, WorkCancelled, work_key
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +64,7 @@ class _Task:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
+    cancel: CancelSignal | None = None
 
 
 class FairScheduler:
@@ -72,9 +79,14 @@ class FairScheduler:
         self._now = 0
         self._threads: list[threading.Thread] = []
         self._stopping = False
+        #: Tasks a worker ran, and tasks dropped unrun (cancelled: their client went away), since start.
+        self.tasks_run = 0
+        self.tasks_dropped = 0
 
-    def submit(self, key: Hashable, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
-        """Queue ``fn(*args, **kwargs)`` under ``key`` (a tenant); cancel the future to drop it unrun."""
+    def submit(
+        self, key: Hashable, fn: Callable[..., T], *args: Any, cancel: CancelSignal | None = None, **kwargs: Any
+    ) -> Future[T]:
+        """Queue ``fn(*args, **kwargs)`` under ``key`` (a tenant); cancel the future, or set ``cancel``, to drop it."""
         future: Future[T] = Future()
         with self._cond:
             if self._stopping:
@@ -83,15 +95,28 @@ class FairScheduler:
             if key not in self._queues:
                 self._vtime[key] = max(self._vtime.get(key, 0), self._now)
                 self._queues[key] = deque()
-            self._queues[key].append(_Task(future, key, fn, args, kwargs))
+            self._queues[key].append(_Task(future, key, fn, args, kwargs, cancel))
             self._cond.notify()
+        if cancel is not None:
+            cancel.track(future)
         return future
 
-    def run(self, key: Hashable, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` in the tenant's turn; blocks until it is done (never call from a worker)."""
-        return self.submit(key, fn, *args, **kwargs).result()
+    def run(
+        self, key: Hashable, fn: Callable[..., T], *args: Any, cancel: CancelSignal | None = None, **kwargs: Any
+    ) -> T:
+        """``fn(*args, **kwargs)`` in the tenant's turn; blocks until it is done (never call from a worker).
 
-    def iterate(self, key: Hashable, items: Iterator[T], *, inline: bool = False) -> Iterator[T]:
+        ``WorkCancelled`` when ``cancel`` was set before the task started.
+        """
+        future = self.submit(key, fn, *args, cancel=cancel, **kwargs)
+        try:
+            return future.result()
+        except CancelledError:
+            raise WorkCancelled("the engine task was dropped: its client went away") from None
+
+    def iterate(
+        self, key: Hashable, items: Iterator[T], *, inline: bool = False, cancel: CancelSignal | None = None
+    ) -> Iterator[T]:
         """Each step of ``items`` (e.g. an engine decoding a sentence in windows) in the tenant's turn.
 
         ``inline``: the steps run on the calling thread, their engine work queued under
@@ -100,14 +125,19 @@ class FairScheduler:
         this scheduler's workers: four streams of one tenant, each waiting for its
         next window, had held both workers of a 2-core machine, and another tenant's
         short request waited for one of them on top of its turn in the pool.
+
+        ``cancel``: no step starts once it is set (``WorkCancelled``), and what a
+        step queued in the engine's pool is dropped.
         """
         done = object()
         while True:
+            if cancel is not None and cancel.is_set():
+                raise WorkCancelled("the engine work was cancelled: its client went away")
             if inline:
-                with work_key(key):
+                with work_key(key, cancel=cancel):
                     item: Any = next(items, done)
             else:
-                item = self.run(key, next, items, done)
+                item = self.run(key, next, items, done, cancel=cancel)
             if item is done:
                 return
             yield cast(T, item)
@@ -160,6 +190,7 @@ class FairScheduler:
                     self._forget_idle()  # after the turn is counted: it reads and drops times
                 if not task.future.cancelled():
                     return task
+                self.tasks_dropped += 1
 
     def _forget_idle(self) -> None:
         """Drop the times of idle tenants that are not ahead of now: joining again gives them ``now``."""
@@ -176,10 +207,14 @@ class FairScheduler:
                 logger.exception("engine scheduler: could not take the next task")
                 continue
             if not task.future.set_running_or_notify_cancel():
+                with self._cond:
+                    self.tasks_dropped += 1
                 continue  # cancelled just now
+            with self._cond:
+                self.tasks_run += 1
             try:
                 # The engine's pool queues the windows this task submits under the same tenant.
-                with work_key(task.key):
+                with work_key(task.key, cancel=task.cancel):
                     result = task.fn(*task.args, **task.kwargs)
             except BaseException as exc:
                 task.future.set_exception(exc)

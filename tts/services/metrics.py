@@ -11,13 +11,15 @@ import logging
 from collections.abc import Iterator
 
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from infra.logging import loggable_text
+from tts.inference.work_pool import task_counts
 from tts.models import SynthesisRecord
 
 from .admission import engine_admission
+from .engine_scheduler import engine_scheduler
 from .engines import get_registry
 
 logger = logging.getLogger("tts.synthesis")
@@ -62,6 +64,27 @@ class _ModelsCollector(Collector):
 
 _models_collector = _ModelsCollector()
 REGISTRY.register(_models_collector)
+
+
+class _EngineTasksCollector(Collector):
+    """Engine tasks run and dropped unrun (their stream's client went away), in the engine
+    scheduler (a segment, or a step of one) and in the engines' pools (a window, an encoder run)."""
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "tts_engine_tasks",
+            "Engine tasks run, and dropped before they started because nobody waited for them any more.",
+            labels=["queue", "outcome"],
+        )
+        family.add_metric(["scheduler", "run"], engine_scheduler.tasks_run)
+        family.add_metric(["scheduler", "dropped"], engine_scheduler.tasks_dropped)
+        family.add_metric(["pool", "run"], task_counts.run)
+        family.add_metric(["pool", "dropped"], task_counts.dropped)
+        yield family
+
+
+_engine_tasks_collector = _EngineTasksCollector()
+REGISTRY.register(_engine_tasks_collector)
 
 
 # --- hooks ------------------------------------------------------------------

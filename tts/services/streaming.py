@@ -6,9 +6,11 @@ Two pieces, both built on the pipeline's sync generator rather than beside it:
   its items to asyncio. The next item is started as soon as one is handed
   over and no sooner, so at most one segment is synthesized ahead of what the
   client has taken (backpressure towards the engine). ``close()`` never
-  blocks: it cancels the prefetch if it has not started, then closes the
-  generator on its own thread (cancelled record, refund of what was never
-  synthesized) and closes that thread's database connections.
+  blocks: it sets the run's stop signal at once (the engine work the stream
+  queued and has not started is dropped, and no further sentence or window
+  starts: ``SynthesisRun.stop``), cancels the prefetch if it has not started,
+  then closes the generator on its own thread (cancelled record, refund of
+  what was never synthesized) and closes that thread's database connections.
 * :class:`LiveUtterance` is one WebSocket utterance: text arrives in pieces,
   each piece reserves its characters when it arrives and hands them to the
   utterance's run (``SynthesisRun.add_piece``), and its segments are fed to
@@ -39,7 +41,7 @@ from tts.text.segment import Segment
 
 from .synthesis import synthesis_iter_bytes
 from .synthesis_run import SynthesisRun
-from .synthesis_types import SynthesisError
+from .synthesis_types import SynthesisCancelled, SynthesisError
 from .text_input import readable_languages, segments_for, speaking_language, validate_text
 from .timestamps import AlignmentChunk, websocket_alignment
 
@@ -48,15 +50,6 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _END = object()
-
-
-class SynthesisCancelled(BaseException):
-    """Raised inside the pipeline's generator to stop a live utterance.
-
-    A ``BaseException`` on purpose: the pipeline treats ``Exception`` as a
-    failure, while this must leave the record *cancelled* (the status its
-    ``finally`` starts from) with the unspent characters refunded.
-    """
 
 
 class ThreadedStream(Generic[T]):
@@ -73,10 +66,13 @@ class ThreadedStream(Generic[T]):
         *,
         abandon: Callable[[], object] | None = None,
         on_closed: Callable[[], None] | None = None,
+        stop: Callable[[], None] | None = None,
         prefetch: bool = True,
         name: str = "tts-stream",
     ) -> None:
         self._make_iter = make_iter
+        #: Runs at once on the thread that closes the stream (never blocks): stops the engine work.
+        self._stop = stop
         #: Runs on the stream's thread when it is closed before the generator ever
         #: started (a generator's ``finally`` does not run then).
         self._abandon = abandon
@@ -155,6 +151,8 @@ class ThreadedStream(Generic[T]):
                 return
             self._closed = True
             pending, self._pending = self._pending, None
+        if self._stop is not None:
+            self._stop()  # before the stream's thread is back: what it queued never starts
         if pending is not None:
             pending.cancel()  # only succeeds if the segment has not started: then it never will
         self._executor.submit(self._close_on_thread)
@@ -164,9 +162,18 @@ class ThreadedStream(Generic[T]):
         self.close()
 
 
+def run_stream(run: SynthesisRun, make_iter: Callable[[], Iterator[T]], *, name: str) -> ThreadedStream[T]:
+    """``make_iter()`` (a generator over ``run``'s pipeline) on its own thread, owned by ``run``.
+
+    Every stream of a run is made here, so each one, whatever the route, cancels
+    the run if it never started and stops its engine work the moment it closes.
+    """
+    return ThreadedStream(make_iter, abandon=run.cancel, stop=run.stop.set, name=f"{name}-{run.record.pk}")
+
+
 def stream_synthesis(run: SynthesisRun) -> ThreadedStream[bytes]:
     """The encoded audio of ``run``, segment by segment, for an ASGI response."""
-    return ThreadedStream(lambda: synthesis_iter_bytes(run), abandon=run.cancel, name=f"tts-stream-{run.record.pk}")
+    return run_stream(run, lambda: synthesis_iter_bytes(run), name="tts-stream")
 
 
 # --- WebSocket utterances ----------------------------------------------------
@@ -231,9 +238,7 @@ class LiveUtterance:
         #: Pieces queued and not yet spoken to their last segment.
         self._pending = 0
         run.segment_source = self._segments()
-        self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = ThreadedStream(
-            self._chunks, abandon=run.cancel, name=f"tts-live-{run.record.pk}"
-        )
+        self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = run_stream(run, self._chunks, name="tts-live")
 
     @property
     def cancelled(self) -> bool:

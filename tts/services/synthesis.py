@@ -32,6 +32,7 @@ from accounts.ratelimit import LimitExceeded
 from infra.lean_insert import insert
 from tts.audio.encode import make_encoder
 from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
+from tts.inference.work_pool import WorkCancelled
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.segment import Segment
 
@@ -46,7 +47,7 @@ from .recovery import heartbeats
 from .shutdown import refuse_if_draining, stop_if_aborted
 from .stitching import stitching_context
 from .synthesis_run import SynthesisRun
-from .synthesis_types import SynthesisError, SynthesisRequest, SynthesisResult
+from .synthesis_types import SynthesisCancelled, SynthesisError, SynthesisRequest, SynthesisResult
 from .text_input import readable_languages, segments_for, speaking_language, validate_text
 from .timestamps import (
     AlignmentTimeline,
@@ -427,8 +428,10 @@ def _synthesize_ahead(
     Queued on the fair scheduler under the tenant, so that a tenant running many
     streams takes its turn with the others. With ``ahead`` 1 nothing is queued
     here (the caller synthesizes, in the tenant's turn too, e.g. in windows).
-    Closing the iterator cancels what has not started, so a client that goes
-    away never starts the engine on segments it will not receive.
+    Closing the iterator cancels what has not started, and so does the run's
+    ``stop`` signal the moment the client goes away (before the stream's thread
+    gets back here): a gone client never starts the engine on segments it will
+    not receive.
     """
     source = enumerate(run.segments if run.segment_source is None else run.segment_source)
     if ahead <= 1:
@@ -447,6 +450,7 @@ def _synthesize_ahead(
                     engine,
                     segment,
                     params,
+                    cancel=run.stop,
                     silence_ms=silence_ms,
                     context=_context_for(run, index),
                 )
@@ -504,21 +508,22 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
         run.timeline = timeline
         yield from _encoded_segments(run, engine, timeline, live=live)
         status = SynthesisRecord.Status.SUCCESS
-    except EngineError as exc:
-        status, error_code = SynthesisRecord.Status.FAILED, "engine_error"
-        logger.exception("synthesis %s failed in the engine", run.record.pk)
-        raise SynthesisError(
-            "The speech engine failed while synthesizing this request.",
-            code="engine_error",
-            status=503 if exc.retryable else 500,
-            retry_after=5 if exc.retryable else None,
-        ) from exc
-    except SynthesisError as exc:
+    except Exception as exc:
+        if run.stop.is_set() and status == SynthesisRecord.Status.CANCELLED:
+            # The client went away: the engine work it had queued was dropped (or stopped
+            # between two engine calls) and surfaced here as an error. It is a cancel.
+            raise SynthesisCancelled from exc
+        if isinstance(exc, EngineError):
+            status, error_code = SynthesisRecord.Status.FAILED, "engine_error"
+            logger.exception("synthesis %s failed in the engine", run.record.pk)
+            raise SynthesisError(
+                "The speech engine failed while synthesizing this request.",
+                code="engine_error",
+                status=503 if exc.retryable else 500,
+                retry_after=5 if exc.retryable else None,
+            ) from exc
         status = SynthesisRecord.Status.FAILED
-        error_code = error_code or exc.code
-        raise
-    except Exception:
-        status, error_code = SynthesisRecord.Status.FAILED, "internal_error"
+        error_code = error_code or (exc.code if isinstance(exc, SynthesisError) else "internal_error")
         raise
     finally:
         if encoder is not None:
@@ -553,6 +558,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     limit = audio_seconds_limit(run.request.tenant.plan)
     for index, segment, done in _synthesize_ahead(run, engine, ahead, silence):
         stop_if_aborted()
+        if run.stop.is_set():
+            raise WorkCancelled("the stream's client went away")
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         tenant = run.request.tenant.pk
@@ -571,7 +578,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                 ready=ready,
                 context=_context_for(run, index),
             )
-            pieces = engine_scheduler.iterate(tenant, windows, inline=queues_fairly(engine))
+            pieces = engine_scheduler.iterate(tenant, windows, inline=queues_fairly(engine), cancel=run.stop)
         else:
             if done is not None:
                 pcm, timing = done.result()
@@ -583,6 +590,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                     engine,
                     segment,
                     params,
+                    cancel=run.stop,
                     silence_ms=silence,
                     context=_context_for(run, index),
                 )

@@ -30,6 +30,7 @@ from accounts.quota import Reservation, refund_characters
 from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import StreamEncoder
 from tts.inference.engine import ModelSpec
+from tts.inference.work_pool import CancelSignal
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.segment import Segment
 
@@ -99,6 +100,10 @@ class SynthesisRun:
     #: the status; if it returns False someone else ended the synthesis, and this run only
     #: gives back what this process holds (its admission), never the quota or the record.
     claim: Callable[[str], bool] | None = None
+    #: Set when nobody waits for this synthesis any more (its client went away, or it ended
+    #: otherwise than in success): engine work it queued and has not started is dropped,
+    #: and no further segment, sentence or window starts (``tts.inference.work_pool``).
+    stop: CancelSignal = field(default_factory=CancelSignal, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- accounting ----------------------------------------------------------
@@ -158,6 +163,8 @@ class SynthesisRun:
                 return False
             self.outcome = status
         success = status == Status.SUCCESS
+        if not success:
+            self.stop.set()  # what it still had queued for the engine is nobody's now
         try:
             won = self.claim is None or self.claim(status)
         except BaseException:

@@ -17,6 +17,17 @@ from tts.audio.formats import OutputFormat
 from tts.models import SynthesisRecord
 
 
+class SynthesisCancelled(BaseException):
+    """Raised inside the pipeline's generator to stop a synthesis nobody waits for any more.
+
+    A ``BaseException`` on purpose: the pipeline treats ``Exception`` as a
+    failure, while this must leave the record *cancelled* (the status its
+    ``finally`` starts from) with the unspent characters refunded. A live
+    utterance raises it when cancelled; the pipeline raises it when engine work
+    of a gone client was dropped.
+    """
+
+
 class SynthesisError(Exception):
     """A request the pipeline refuses or could not complete.
 

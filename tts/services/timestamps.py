@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed
+from tts.inference.work_pool import raise_if_cancelled
 from tts.text.segment import Segment
 
 #: A word in text: a run of non-space characters; only letters and digits are timed.
@@ -273,6 +274,7 @@ def iter_segment_timed(
         after = context.after if context is not None and n == spoken[-1] else None
         only = None
         if before is not None or after is not None:
+            raise_if_cancelled()
             cut = synthesize_in_context(engine, phonemes, knobs, before=before, after=after)
             if cut is not None:
                 ids, only = cut
@@ -286,6 +288,7 @@ def iter_segment_timed(
 
     if windowed is None:
         for ids, knobs, only in sentences:
+            raise_if_cancelled()  # a gone client's next sentence never starts
             out = only if only is not None else engine.synthesize_ids(ids, knobs)
             spans.append((ids, out.phoneme_samples, len(out.audio)))
             if len(out.audio):
@@ -294,6 +297,7 @@ def iter_segment_timed(
         # Every sentence's first piece before any audio goes out: it carries that sentence's durations.
         started: list[tuple[Sequence[int], EngineOutput | None, Iterator[EngineOutput]]] = []
         for ids, knobs, only in sentences:
+            raise_if_cancelled()
             outputs = iter([only]) if only is not None else iter(windowed(ids, knobs))
             started.append((ids, next(outputs, None), outputs))
         early = all(first is not None and first.phoneme_samples is not None for _, first, _ in started)
@@ -361,6 +365,7 @@ def _iter_aligned(
     known = True
     spans: list[tuple[int, int]] = []
     for utterance in utterances:
+        raise_if_cancelled()  # between two model runs of a long segment (Kokoro's 510-token pieces)
         ids = engine.phonemes_to_ids(utterance.phonemes)
         out = engine.synthesize_ids(ids, params)
         length = len(out.audio)
