@@ -39,13 +39,13 @@ from tts.services.history_export import (
 )
 from tts.services.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.services.pagination import keyset_page
-from tts.services.pronunciation import dictionary_create, dictionary_get, latest_version, version_get
+from tts.services.pronunciation import dictionary_create_from_pls, dictionary_get, latest_version, version_get
 from tts.services.synthesis import SynthesisError
 from tts.services.usage_stats import characters_per_day
 from tts.services.voice_blends import VoiceBlendError, voice_blend_create, voice_delete
 from tts.services.voice_preview import PreviewUnavailable, voice_preview
 from tts.services.voices import voice_get, voice_languages, voices_for_tenant, voices_served_for_tenant
-from tts.text.lexicon import LexiconError, Rule, parse_pls, to_pls
+from tts.text.lexicon import Rule, to_pls
 
 logger = logging.getLogger(__name__)
 
@@ -480,14 +480,8 @@ def pronunciation(request: TenantRequest) -> HttpResponseBase:
                 name = (request.POST.get("name") or "").strip()[:200]
                 if upload is None or not name:
                     raise SynthesisError("Give the dictionary a name and a PLS file.", code="invalid", status=400)
-                if (upload.size or 0) > 2 * 1024 * 1024:
-                    raise SynthesisError("A PLS file may be at most 2 MB.", code="invalid_pls", status=400)
-                try:
-                    rules = parse_pls(upload.read())
-                except LexiconError as exc:
-                    raise SynthesisError(str(exc), code="invalid_pls", status=400) from exc
-                made, version = dictionary_create(
-                    tenant=tenant, name=name, rules=rules, created_by=request.user.get_username()
+                made, version = dictionary_create_from_pls(
+                    tenant=tenant, name=name, upload=upload, created_by=request.user.get_username()
                 )
                 messages.success(request, f"Dictionary “{made.name}” created with {len(version.rules)} rules.")
             elif action == "default":
