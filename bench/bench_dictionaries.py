@@ -17,7 +17,10 @@ every thread of the process) of:
   29 characters of the first alias;
 * ``expansion over the bound``: 1,600 ``w0`` (4,799 characters) with a
   dictionary of the chain's first rule alone (46,400 characters once
-  applied): refused while applying, with a 413 naming the dictionary.
+  applied): refused while applying, with a 413 naming the dictionary;
+* ``matching alone`` (this branch's matcher, no request): its worst case, 3
+  sets whose strings have every length up to the cap and all start like the
+  text, so that every length is tried at every position of 5,000 characters.
 
 Each row is the median of ``--rounds`` requests (the first of the cached
 row is shown on its own). Usage::
@@ -142,6 +145,20 @@ def main() -> None:
         "pronunciation_dictionary_locators": [{"pronunciation_dictionary_id": single.dictionary_id}],
     }
     measure("expansion over the bound (4,799 chars)", client, over, 1)
+
+    try:  # this branch's matcher alone (absent before it)
+        from tts.text.lexicon import Rule
+        from tts.text.lexicon_match import CompiledRules, apply_compiled
+    except ImportError:
+        pass
+    else:
+        # The worst this matcher meets: in each of 3 sets a string of every length the cap allows,
+        # all of them prefixes of the text but their last character, so every length is tried.
+        cap = 100
+        hostile = [Rule("alias", "a" * k + "b", alias="x", word_boundaries=False) for k in range(1, cap)]
+        sets = [CompiledRules(hostile) for _ in range(3)]
+        wall, cpu, _ = timed(lambda: apply_compiled("a" * 5000, sets, max_chars=5000))
+        rows.append((f"matching alone: 5,000 'a', 3 sets of {cap - 1} lengths (worst case)", wall, cpu, "-"))
 
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; median of {args.rounds} unless 1 request\n")

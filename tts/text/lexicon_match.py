@@ -65,46 +65,72 @@ def _spaced_word_char(ch: str) -> bool:
     return (ch.isalnum() or ch == "_") and not is_unspaced(ch)
 
 
+#: One length to try: (length, whether every rule of that length needs a word end after it, folded).
+_Try = tuple[int, bool, bool]
+
+
 class CompiledRules:
-    """One rule set ready to match; immutable, shared by every request (and thread) that uses it."""
+    """One rule set ready to match; immutable, shared by every request (and thread) that uses it.
+
+    Rules are grouped by how they compare (as written, or folded) and by where they may start
+    (a whole-word rule of a spaced script only where a word starts; the others anywhere); per
+    group and first character, the lengths to try, longest first, each marked when its rules
+    need a word end after them, so that a length that ends inside a word is passed over
+    without building its string.
+    """
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules = tuple(rules)
         self.replacements = tuple(r.replacement() for r in self.rules)
-        # string (as written, or folded) -> indices of its rules, in order
-        self._exact: dict[str, list[int]] = {}
-        self._folded: dict[str, list[int]] = {}
-        exact_lengths: dict[str, set[int]] = {}
-        folded_lengths: dict[str, set[int]] = {}
+        # string (as written / folded) -> indices of its rules, in order
+        self._tables: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})
+        # (word starts only?) -> first character -> length -> needs a word end (all its rules)
+        groups: dict[bool, dict[str, dict[tuple[int, bool], bool]]] = {False: {}, True: {}}
         size = 0
         for index, rule in enumerate(self.rules):
-            key = rule.string_to_replace if rule.case_sensitive else fold(rule.string_to_replace)
-            table, lengths = (self._exact, exact_lengths) if rule.case_sensitive else (self._folded, folded_lengths)
-            table.setdefault(key, []).append(index)
-            lengths.setdefault(key[0], set()).add(len(key))
+            folded = not rule.case_sensitive
+            key = fold(rule.string_to_replace) if folded else rule.string_to_replace
+            self._tables[folded].setdefault(key, []).append(index)
+            bounded = rule.word_boundaries
+            at_start = bounded and not is_unspaced(key[0])
+            needs_end = bounded and not is_unspaced(key[-1])
+            bucket = groups[at_start].setdefault(key[0], {})
+            bucket[(len(key), folded)] = bucket.get((len(key), folded), True) and needs_end
             size += RULE_OVERHEAD_BYTES + _string_bytes(rule, key, self.replacements[index])
-        # Per first character, the lengths to try, longest first.
-        self._exact_lengths = {c: tuple(sorted(ls, reverse=True)) for c, ls in exact_lengths.items()}
-        self._folded_lengths = {c: tuple(sorted(ls, reverse=True)) for c, ls in folded_lengths.items()}
-        self.needs_folding = bool(self._folded)
+        self._anywhere = {c: _ordered(b) for c, b in groups[False].items()}
+        self._word_start = {c: _ordered(b) for c, b in groups[True].items()}
+        self.needs_folding = bool(self._tables[True])
         #: An estimate of the memory this set holds (the compiled-rules cache's bound counts it).
         self.size_bytes = size
 
-    def match_at(self, text: str, folded: str, pos: int, start: int, end: int) -> tuple[int, int] | None:
-        """``(length, rule index)`` of this set's best match at ``pos`` within ``text[start:end]``, or None."""
-        exact = self._exact_lengths.get(text[pos], ())
-        loose = self._folded_lengths.get(folded[pos], ()) if self.needs_folding else ()
-        if not exact and not loose:
+    def match_at(
+        self, text: str, folded: str, pos: int, start: int, end: int, word_start: bool
+    ) -> tuple[int, int] | None:
+        """``(length, rule index)`` of this set's best match at ``pos`` within ``text[start:end]``, or None.
+
+        ``word_start``: no letter or digit of a spaced script right before ``pos``.
+        """
+        tries: list[_Try] = []
+        for table in (self._anywhere, self._word_start) if word_start else (self._anywhere,):
+            tries.extend(table.get(text[pos], ()))
+            if self.needs_folding and folded[pos] != text[pos]:
+                tries.extend(t for t in table.get(folded[pos], ()) if t[2])
+        if not tries:
             return None
-        for length in sorted(set(exact) | set(loose), reverse=True) if exact and loose else exact or loose:
+        if len(tries) > 1:
+            tries.sort(key=lambda t: -t[0])
+        best: tuple[int, int] | None = None
+        for length, needs_end, by_fold in tries:
+            if best is not None and length < best[0]:
+                break
             stop = pos + length
-            if stop > end:
+            if stop > end or (needs_end and stop < end and _spaced_word_char(text[stop])):
                 continue
-            found = [*self._exact.get(text[pos:stop], ()), *self._folded.get(folded[pos:stop], ())]
-            for index in sorted(found):
-                if self._bounded(self.rules[index], text, pos, stop, start, end):
-                    return length, index
-        return None
+            for index in self._tables[by_fold].get((folded if by_fold else text)[pos:stop], ()):
+                if (best is None or index < best[1]) and self._bounded(self.rules[index], text, pos, stop, start, end):
+                    best = (length, index)
+                    break  # indices are in order: the first that fits is this key's best
+        return best
 
     @staticmethod
     def _bounded(rule: Rule, text: str, pos: int, stop: int, start: int, end: int) -> bool:
@@ -114,6 +140,10 @@ class CompiledRules:
         if not is_unspaced(word[0]) and pos > start and _spaced_word_char(text[pos - 1]):
             return False
         return is_unspaced(word[-1]) or stop >= end or not _spaced_word_char(text[stop])
+
+
+def _ordered(bucket: dict[tuple[int, bool], bool]) -> tuple[_Try, ...]:
+    return tuple(sorted(((n, end, by_fold) for (n, by_fold), end in bucket.items()), key=lambda t: -t[0]))
 
 
 def apply_compiled(text: str, sets: Sequence[CompiledRules], *, max_chars: int | None = None) -> Rewritten:
@@ -133,8 +163,9 @@ def apply_compiled(text: str, sets: Sequence[CompiledRules], *, max_chars: int |
         pos = start
         while pos < end:
             best: tuple[int, int, int] | None = None  # (length, set, rule)
+            word_start = pos == start or not _spaced_word_char(text[pos - 1])
             for set_index, rules in enumerate(sets):
-                found = rules.match_at(text, folded, pos, start, end)
+                found = rules.match_at(text, folded, pos, start, end, word_start)
                 if found is not None and (best is None or found[0] > best[0]):
                     best = (found[0], set_index, found[1])
             if best is None:
