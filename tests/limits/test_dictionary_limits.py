@@ -162,7 +162,7 @@ def test_rules_are_compiled_once_per_version(tenant_a: TenantCtx, joe: Voice, co
     rules = [{"type": "alias", "string_to_replace": f"term{i}", "alias": f"spoken {i}"} for i in range(2000)]
     d = create(tenant_a, rules)
     client = tenant_a.client()
-    for text in ("Say term7 now.", "Say term8 now.", "And term9."):
+    for text in ("term7", "term8", "term9"):
         assert client.post(URL, {"text": text, LOCATORS: locate(d)}, format="json").status_code == 200
     assert compiles == [2000]
     changed = client.post(
@@ -171,10 +171,10 @@ def test_rules_are_compiled_once_per_version(tenant_a: TenantCtx, joe: Voice, co
         format="json",
     )
     assert changed.status_code == 200
-    assert client.post(URL, {"text": "The extra term.", LOCATORS: locate(d)}, format="json").status_code == 200
+    assert client.post(URL, {"text": "extra", LOCATORS: locate(d)}, format="json").status_code == 200
     assert compiles == [2000, 2001]  # the new version, compiled once; the old one still cached
     pinned = [{"pronunciation_dictionary_id": d["id"], "version_id": d["version_id"]}]
-    assert client.post(URL, {"text": "Say term1.", LOCATORS: pinned}, format="json").status_code == 200
+    assert client.post(URL, {"text": "term1", LOCATORS: pinned}, format="json").status_code == 200
     assert compiles == [2000, 2001]
 
 
@@ -184,7 +184,7 @@ def test_the_compiled_rules_cache_is_bounded(
     settings.TTS_DICTIONARY_CACHE_BYTES = 0  # nothing kept: every request compiles
     d = create(tenant_a, CHAIN)
     for _ in range(2):
-        response = tenant_a.client().post(URL, {"text": "w0", LOCATORS: locate(d)}, format="json")
+        response = tenant_a.client().post(URL, {"text": "Hi.", LOCATORS: locate(d)}, format="json")
         assert response.status_code == 200
     assert compiles == [5, 5]
 
@@ -249,7 +249,7 @@ def test_old_versions_are_pruned_unless_history_used_them(tenant_a: TenantCtx, j
     d = create(tenant_a, CHAIN)
     client = tenant_a.client()
     pinned = [{"pronunciation_dictionary_id": d["id"], "version_id": d["version_id"]}]
-    spoken = client.post(URL, {"text": "w0", LOCATORS: pinned}, format="json")
+    spoken = client.post(URL, {"text": "Hi.", LOCATORS: pinned}, format="json")
     assert spoken.status_code == 200  # version 1 is now in a history item
 
     def change(n: int) -> Any:
@@ -270,7 +270,7 @@ def test_old_versions_are_pruned_unless_history_used_them(tenant_a: TenantCtx, j
     for number in (5, 6):
         version = PronunciationDictionaryVersion.objects.get(number=number)
         locator = [{"pronunciation_dictionary_id": d["id"], "version_id": version.version_id}]
-        assert client.post(URL, {"text": "w0", LOCATORS: locator}, format="json").status_code == 200
+        assert client.post(URL, {"text": "Hi.", LOCATORS: locator}, format="json").status_code == 200
     assert change(7).status_code == 200  # 5, 6 (used) and 7
     refused = change(8)
     assert refused.status_code == 400
