@@ -193,6 +193,21 @@ def check_request_rate(*, tenant: Tenant, api_key: ApiKey | None) -> None:
     )
 
 
+def check_tenant_action_rate(*, tenant: Tenant, action: str, per_minute: int, what: str) -> None:
+    """Count one ``action`` of ``tenant`` in its own sliding window of a minute, or raise
+    ``LimitExceeded`` (429, ``Retry-After``); ``what`` names the action in the message."""
+    window = _Window("tenant", f"{_prefix()}:rate:{action}:{_identity(tenant)}", per_minute)
+    full, wait_s = _hit_windows([window], 60)
+    if full:
+        raise LimitExceeded(
+            f"Rate limit exceeded: this tenant may make {per_minute} {what} per minute. "
+            "Retry after the Retry-After header's seconds.",
+            code="rate_limit_exceeded",
+            status=429,
+            retry_after=max(1, math.ceil(wait_s)),
+        )
+
+
 def _window_words(window_s: int) -> str:
     return "minute" if window_s == 60 else f"{window_s} seconds"
 

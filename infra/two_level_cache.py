@@ -1,4 +1,4 @@
-"""A two-level cache: an in-process LRU bounded by size (L1) in front of a
+"""A two-level cache: an in-process LRU bounded by size (L1, ``infra.sized_lru``) in front of a
 django-redis alias shared by every process (L2, only with ``REDIS_URL``).
 
 A hit found in L2 is copied into L1. One entry may not take more than a
@@ -10,8 +10,6 @@ here raises into the caller: a cache never fails a request.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -19,6 +17,7 @@ from django.conf import settings
 from django.core.cache import caches
 
 from .redis_circuit import RedisCircuit
+from .sized_lru import SizedLRU
 
 logger = logging.getLogger(__name__)
 
@@ -55,38 +54,23 @@ class TwoLevelCache(Generic[V]):
         self._from_wire = from_wire
         self._alias = alias
         self._ttl = ttl
-        self._lock = threading.Lock()
-        self._l1: OrderedDict[str, V] = OrderedDict()
-        self._l1_size = 0
+        self._l1: SizedLRU[str, V] = SizedLRU(size=size, capacity=l1_capacity)
         self._circuit = RedisCircuit(name, "serving from this process's memory only")
 
     # --- L1 ---------------------------------------------------------------
 
     def _l1_get(self, key: str) -> V | None:
-        with self._lock:
-            entry = self._l1.get(key)
-            if entry is not None:
-                self._l1.move_to_end(key)
-            return entry
+        return self._l1.get(key)
 
     def _l1_put(self, key: str, entry: V, size: int) -> None:
-        capacity = self._l1_capacity()
-        with self._lock:
-            old = self._l1.pop(key, None)
-            if old is not None:
-                self._l1_size -= self._size(old)
-            if size > capacity // 4:  # one entry may not push out a large part of the cache
-                return
-            self._l1[key] = entry
-            self._l1_size += size
-            while self._l1_size > capacity and self._l1:
-                _, evicted = self._l1.popitem(last=False)
-                self._l1_size -= self._size(evicted)
+        self._l1.put(key, entry, size)
+
+    @property
+    def _l1_size(self) -> int:
+        return self._l1.total
 
     def clear_local(self) -> None:
-        with self._lock:
-            self._l1.clear()
-            self._l1_size = 0
+        self._l1.clear()
 
     # --- L2 ---------------------------------------------------------------
 

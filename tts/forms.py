@@ -10,9 +10,11 @@ from django import forms
 from django.core import validators
 
 from tts.models import SynthesisRecord, Voice
+from tts.services.pronunciation import rules_from_pls
+from tts.services.synthesis_types import SynthesisError
 from tts.services.usage_breakdown import BREAKDOWN_LABELS
 from tts.services.voice_blends import MAX_COMPONENTS
-from tts.text.lexicon import LexiconError, Rule, parse_pls
+from tts.text.lexicon import Rule
 
 
 class HistoryFilterForm(forms.Form):
@@ -115,10 +117,6 @@ class UsageRangeForm(forms.Form):
         return data
 
 
-#: The largest PLS file the dashboard reads (the rules API has its own limits).
-PLS_MAX_BYTES = 2 * 1024 * 1024
-
-
 class PronunciationDictionaryForm(forms.Form):
     """A dictionary from the dashboard: a name, a description and a PLS file, whose rules become a
     new version (required for a new dictionary; when editing, leave it empty to keep the rules)."""
@@ -148,12 +146,11 @@ class PronunciationDictionaryForm(forms.Form):
         upload = self.cleaned_data.get("file")
         if not upload:
             return None
-        if (upload.size or 0) > PLS_MAX_BYTES:
-            raise forms.ValidationError(f"A PLS file may be at most {PLS_MAX_BYTES // (1024 * 1024)} MB.")
+        # The same bounds as the API's uploads (TTS_DICTIONARY_MAX_FILE_BYTES, each rule's lengths).
         try:
-            return parse_pls(upload.read())
-        except LexiconError as exc:
-            raise forms.ValidationError(f"{upload.name}: {exc}") from exc
+            return rules_from_pls(upload, field=upload.name)
+        except SynthesisError as exc:
+            raise forms.ValidationError(exc.message) from exc
 
 
 class VoiceBlendForm(forms.Form):

@@ -299,6 +299,8 @@ class PronunciationDictionaryVersion(models.Model):
     number = models.PositiveIntegerField()
     #: ``tts.text.lexicon.Rule.to_json`` of each rule, in order.
     rules = models.JSONField(default=list)
+    #: The size of ``rules`` as JSON (UTF-8): what the tenant's storage bound counts.
+    rule_bytes = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -307,3 +309,21 @@ class PronunciationDictionaryVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dictionary.name} v{self.number}"
+
+
+class PronunciationDictionaryUse(models.Model):
+    """A history item that used a dictionary version: such a version is never pruned
+    (``tts.services.pronunciation``); deleting the item (or the version) deletes the row."""
+
+    record = models.ForeignKey(SynthesisRecord, on_delete=models.CASCADE, related_name="+")
+    # No database constraint: a version pruned between a request's lookup and its record's
+    # insert leaves a row that points at nothing (harmless), not a failed commit.
+    version = models.ForeignKey(
+        PronunciationDictionaryVersion, on_delete=models.CASCADE, related_name="uses", db_constraint=False
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["version", "record"], name="pdict_use_version_record")]
+
+    def __str__(self) -> str:
+        return f"version {self.version_id} used by {self.record_id}"

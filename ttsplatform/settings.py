@@ -446,6 +446,28 @@ TTS_STREAM_SEND_TIMEOUT_S = env_int("TTS_STREAM_SEND_TIMEOUT_S", 60, minimum=1)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)
 
+# --- pronunciation dictionaries (docs/limits.md, "Pronunciation dictionaries") ------------
+# One version's rules, and the longest string, alias and phoneme a rule may hold (rules API and PLS).
+TTS_DICTIONARY_MAX_RULES = env_int("TTS_DICTIONARY_MAX_RULES", 5000, minimum=1)
+TTS_DICTIONARY_MAX_STRING_CHARS = env_int("TTS_DICTIONARY_MAX_STRING_CHARS", 100, minimum=1)
+TTS_DICTIONARY_MAX_ALIAS_CHARS = env_int("TTS_DICTIONARY_MAX_ALIAS_CHARS", 500, minimum=1)
+TTS_DICTIONARY_MAX_PHONEME_CHARS = env_int("TTS_DICTIONARY_MAX_PHONEME_CHARS", 500, minimum=1)
+# A PLS upload (API and dashboard), read whole; the body bound (TTS_MAX_BODY_BYTES) applies first.
+TTS_DICTIONARY_MAX_FILE_BYTES = env_int("TTS_DICTIONARY_MAX_FILE_BYTES", 1024 * 1024, minimum=1024)
+# The text once dictionaries are applied: at most this many times the text plus one replacement,
+# and never past the plan's characters per request (413, checked while applying).
+TTS_DICTIONARY_MAX_EXPANSION = env_int("TTS_DICTIONARY_MAX_EXPANSION", 10, minimum=1)
+# Per tenant: dictionaries, stored versions of one dictionary, bytes of rules of all stored versions.
+TTS_DICTIONARY_MAX_PER_TENANT = env_int("TTS_DICTIONARY_MAX_PER_TENANT", 100, minimum=1)
+TTS_DICTIONARY_MAX_VERSIONS = env_int("TTS_DICTIONARY_MAX_VERSIONS", 200, minimum=2)
+TTS_DICTIONARY_MAX_TENANT_BYTES = env_int("TTS_DICTIONARY_MAX_TENANT_BYTES", 16 * 1024 * 1024, minimum=1024)
+# After a change, versions older than the newest this many are deleted unless a history item used them.
+TTS_DICTIONARY_KEEP_VERSIONS = env_int("TTS_DICTIONARY_KEEP_VERSIONS", 10, minimum=1)
+# Dictionary writes (create, add, remove, set rules; API and dashboard) per tenant per minute.
+TTS_DICTIONARY_WRITES_PER_MINUTE = env_int("TTS_DICTIONARY_WRITES_PER_MINUTE", 30, minimum=1)
+# Compiled rules kept per process (estimated bytes; one version at most a quarter of it; 0 = none kept).
+TTS_DICTIONARY_CACHE_BYTES = env_int("TTS_DICTIONARY_CACHE_BYTES", 64 * 1024 * 1024, minimum=0)
+
 # --- Wyoming (Home Assistant), `manage.py wyoming_server` (docs/wyoming.md) ---------------
 # One listener bound to one API key (TTS_WYOMING_API_KEY, or TTS_WYOMING_API_KEY_FILE), or a
 # table of port -> key (TTS_WYOMING_LISTENERS_FILE, JSON). Only clients in the allowed networks

@@ -23,12 +23,12 @@ from tts.models import PronunciationDictionary, PronunciationDictionaryVersion
 from tts.services.pronunciation import (
     dictionary_change,
     dictionary_create,
+    dictionary_create_from_pls,
     dictionary_get,
     latest_version,
     version_get,
 )
-from tts.services.synthesis_types import SynthesisError
-from tts.text.lexicon import LexiconError, Rule, parse_pls, to_pls
+from tts.text.lexicon import Rule, to_pls
 
 from .openapi import error_responses, json_object
 
@@ -36,10 +36,13 @@ TAGS = ["pronunciation-dictionaries"]
 
 
 class RuleSerializer(serializers.Serializer):
+    """One rule; the lengths of its strings are the service's bounds (``TTS_DICTIONARY_MAX_*``,
+    ``rules[i].alias`` named when one is passed)."""
+
     type = serializers.ChoiceField(choices=["alias", "phoneme"])
-    string_to_replace = serializers.CharField(max_length=500)
-    alias = serializers.CharField(required=False, allow_blank=True, max_length=1000)
-    phoneme = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+    string_to_replace = serializers.CharField()
+    alias = serializers.CharField(required=False, allow_blank=True)
+    phoneme = serializers.CharField(required=False, allow_blank=True)
     alphabet = serializers.CharField(required=False, max_length=16)
     case_sensitive = serializers.BooleanField(required=False, allow_null=True)
     word_boundaries = serializers.BooleanField(required=False, allow_null=True)
@@ -159,18 +162,11 @@ class AddFromFileApi(_Base):
         body = FromFileSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        upload = data["file"]
-        if upload.size > 2 * 1024 * 1024:
-            raise SynthesisError("file: a PLS file may be at most 2 MB.", code="invalid_pls", status=400, field="file")
-        try:
-            rules = parse_pls(upload.read())
-        except LexiconError as exc:
-            raise SynthesisError(f"file: {exc}", code="invalid_pls", status=400, field="file") from exc
-        d, version = dictionary_create(
+        d, version = dictionary_create_from_pls(
             tenant=request_tenant(request),
             name=data["name"],
             description=data.get("description") or "",
-            rules=rules,
+            upload=data["file"],
             created_by=_creator(request),
         )
         return Response(_created(d, version))

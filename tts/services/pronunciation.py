@@ -1,66 +1,143 @@
-"""Pronunciation dictionaries: tenant-owned, versioned rule sets (writes and reads), and
-what a synthesis applies (``dictionaries_for``).
+"""Pronunciation dictionaries: tenant-owned, versioned rule sets (writes and reads) and their bounds.
 
 Every change (add, remove or set rules) writes a new immutable version; a
-locator names a dictionary and optionally a version (else the latest). The
-text rewriting itself is ``tts.text.lexicon``.
+locator names a dictionary and optionally a version (else the latest). What a
+synthesis applies is ``pronunciation_apply``; the rewriting itself
+``tts.text.lexicon_match``.
+
+Bounds, each a setting (docs/limits.md): rules per version and the length of
+a rule's string, alias and phoneme (the rules API and PLS files alike); per
+tenant, its dictionaries, the stored versions of one dictionary and the bytes
+of rules of all its stored versions; writes per tenant per minute (429 with
+``Retry-After``). After a change, versions older than the newest
+``TTS_DICTIONARY_KEEP_VERSIONS`` are deleted unless a history item used them
+(``PronunciationDictionaryUse``), so a history item's version stays
+downloadable. A write's checks and its rows are one transaction that locks
+the tenant's row: two writes at once cannot both pass a bound, and a refused
+write leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Sum
 
 from accounts.models import Tenant
-from infra.lookup_cache import LookupCache, lookup_cache
+from accounts.ratelimit import LimitExceeded, check_tenant_action_rate
 from tts.models import PronunciationDictionary, PronunciationDictionaryVersion
-from tts.text.lexicon import LexiconError, Rule, apply_rules
+from tts.text.lexicon import LexiconError, Rule, RuleLimits, parse_pls
 
 from .synthesis_types import SynthesisError
 
 #: Locators per request, as ElevenLabs allows.
 MAX_LOCATORS = 3
-#: Rules per version.
-MAX_RULES = 5000
 
 
-#: A tenant's default dictionaries' latest versions (a tuple, empty for most tenants: cached too).
-_defaults: LookupCache[int, tuple[PronunciationDictionaryVersion, ...]] = lookup_cache("default dictionaries")
+class Upload(Protocol):
+    """An uploaded file (Django's ``UploadedFile``): its size is known before it is read."""
+
+    @property
+    def size(self) -> int | None: ...
+
+    def read(self) -> bytes: ...
 
 
-def _default_versions(tenant: Tenant) -> tuple[PronunciationDictionaryVersion, ...]:
-    def load() -> tuple[PronunciationDictionaryVersion, ...]:
-        defaults = PronunciationDictionary.objects.filter(tenant=tenant, is_default=True, archived_at__isnull=True)
-        return tuple(_latest_with_dictionary(d) for d in defaults.order_by("created_at")[:MAX_LOCATORS])
-
-    return _defaults.get(tenant.pk, load) or ()
-
-
-@dataclass(frozen=True)
-class AppliedDictionaries:
-    """The versions a request uses, in precedence order, and their rules."""
-
-    versions: list[tuple[str, str]]  # (dictionary_id, version_id)
-    rules: list[Rule]
-
-    def apply(self, text: str) -> str:
-        return apply_rules(text, self.rules) if self.rules else text
-
-    def as_json(self) -> list[dict[str, str]]:
-        return [{"pronunciation_dictionary_id": d, "version_id": v} for d, v in self.versions]
+def rule_limits() -> RuleLimits:
+    """What one rule and one version may hold (``TTS_DICTIONARY_MAX_*``)."""
+    return RuleLimits(
+        string_chars=settings.TTS_DICTIONARY_MAX_STRING_CHARS,
+        alias_chars=settings.TTS_DICTIONARY_MAX_ALIAS_CHARS,
+        phoneme_chars=settings.TTS_DICTIONARY_MAX_PHONEME_CHARS,
+        rules=settings.TTS_DICTIONARY_MAX_RULES,
+    )
 
 
-def _check_rules(rules: Sequence[dict[str, Any]] | Sequence[Rule], field: str = "rules") -> list[Rule]:
-    try:
-        parsed = [r if isinstance(r, Rule) else Rule.from_json(dict(r)) for r in rules]
-    except LexiconError as exc:
-        raise SynthesisError(f"{field}: {exc}", code="invalid_rules", status=400, field=field) from exc
-    if len(parsed) > MAX_RULES:
-        raise SynthesisError(f"{field}: at most {MAX_RULES} rules.", code="invalid_rules", status=400, field=field)
+def _too_many_rules(field: str, count: int, limit: int) -> SynthesisError:
+    return SynthesisError(
+        f"{field}: {count} rules; a version holds at most {limit} (TTS_DICTIONARY_MAX_RULES).",
+        code="invalid_rules",
+        status=400,
+        field=field,
+    )
+
+
+def check_rules(rules: Sequence[dict[str, Any] | Rule], field: str = "rules") -> list[Rule]:
+    """``rules`` parsed within ``rule_limits()``; a 400 naming the rule and its part (``rules[3].alias``)."""
+    limits = rule_limits()
+    if limits.rules is not None and len(rules) > limits.rules:
+        raise _too_many_rules(field, len(rules), limits.rules)
+    parsed = []
+    for index, rule in enumerate(rules):
+        data: dict[str, object] = rule.to_json() if isinstance(rule, Rule) else dict(rule)
+        try:
+            parsed.append(Rule.from_json(data, limits))
+        except LexiconError as exc:
+            name = f"{field}[{index}].{exc.part}" if exc.part else f"{field}[{index}]"
+            raise SynthesisError(f"{name}: {exc}", code="invalid_rules", status=400, field=name) from exc
     return parsed
+
+
+def rules_from_pls(upload: Upload, field: str = "file") -> list[Rule]:
+    """The rules of an uploaded PLS file: its size checked before it is read, each lexeme within
+    ``rule_limits()``; a 400 naming ``field`` (and the lexeme) otherwise."""
+    limit = settings.TTS_DICTIONARY_MAX_FILE_BYTES
+    if (upload.size or 0) > limit:
+        raise SynthesisError(
+            f"{field}: a PLS file may be at most {limit} bytes (TTS_DICTIONARY_MAX_FILE_BYTES).",
+            code="invalid_pls",
+            status=400,
+            field=field,
+        )
+    try:
+        return parse_pls(upload.read(), rule_limits())
+    except LexiconError as exc:
+        raise SynthesisError(f"{field}: {exc}", code="invalid_pls", status=400, field=field) from exc
+
+
+def _stored(rules: list[Rule]) -> tuple[list[dict[str, object]], int]:
+    """The rules as stored, and their size in bytes (what the tenant's storage bound counts)."""
+    data = [r.to_json() for r in rules]
+    return data, len(json.dumps(data, ensure_ascii=False).encode())
+
+
+def _check_write_rate(tenant: Tenant) -> None:
+    try:
+        check_tenant_action_rate(
+            tenant=tenant,
+            action="dictionary-writes",
+            per_minute=settings.TTS_DICTIONARY_WRITES_PER_MINUTE,
+            what="pronunciation dictionary writes",
+        )
+    except LimitExceeded as exc:
+        raise SynthesisError.from_limit(exc) from exc
+
+
+def _lock_tenant(tenant: Tenant) -> None:
+    """Inside a transaction: the tenant's row locked until it ends (a no-op on SQLite, which
+    runs one write transaction at a time anyway)."""
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).values_list("pk", flat=True).first()
+
+
+def _check_storage(tenant: Tenant, field: str, adding: int = 0) -> None:
+    """The bytes of rules of every stored version of the tenant's dictionaries, plus ``adding``."""
+    limit = settings.TTS_DICTIONARY_MAX_TENANT_BYTES
+    stored = (
+        PronunciationDictionaryVersion.objects.filter(dictionary__tenant=tenant).aggregate(n=Sum("rule_bytes"))["n"]
+        or 0
+    )
+    if stored + adding > limit:
+        raise SynthesisError(
+            f"{field}: this account's pronunciation dictionaries would hold {stored + adding} bytes of rules "
+            f"(all stored versions); the limit is {limit} (TTS_DICTIONARY_MAX_TENANT_BYTES).",
+            code="pronunciation_dictionary_storage_limit_reached",
+            status=400,
+            field=field,
+        )
 
 
 def latest_version(dictionary: PronunciationDictionary) -> PronunciationDictionaryVersion:
@@ -73,17 +150,44 @@ def dictionary_create(
     *,
     tenant: Tenant,
     name: str,
-    rules: Sequence[dict[str, Any]] | Sequence[Rule],
+    rules: Sequence[dict[str, Any] | Rule],
     description: str = "",
     created_by: str = "",
 ) -> tuple[PronunciationDictionary, PronunciationDictionaryVersion]:
-    parsed = _check_rules(rules)
+    """A new dictionary and its first version; refused past the tenant's bounds (nothing written)."""
+    _check_write_rate(tenant)
+    return _create(tenant, name, check_rules(rules), description, created_by, "rules")
+
+
+def dictionary_create_from_pls(
+    *, tenant: Tenant, name: str, upload: Upload, description: str = "", created_by: str = "", field: str = "file"
+) -> tuple[PronunciationDictionary, PronunciationDictionaryVersion]:
+    """``dictionary_create`` with the rules of a PLS file, read only once the write is admitted."""
+    _check_write_rate(tenant)
+    return _create(tenant, name, rules_from_pls(upload, field), description, created_by, field)
+
+
+def _create(
+    tenant: Tenant, name: str, rules: list[Rule], description: str, created_by: str, field: str
+) -> tuple[PronunciationDictionary, PronunciationDictionaryVersion]:
+    stored, size = _stored(rules)
     with transaction.atomic():
+        _lock_tenant(tenant)
+        limit = settings.TTS_DICTIONARY_MAX_PER_TENANT
+        if PronunciationDictionary.objects.filter(tenant=tenant, archived_at__isnull=True).count() >= limit:
+            raise SynthesisError(
+                f"This account has {limit} pronunciation dictionaries, the most it may have "
+                "(TTS_DICTIONARY_MAX_PER_TENANT).",
+                code="pronunciation_dictionary_limit_reached",
+                status=400,
+                field="name",
+            )
+        _check_storage(tenant, field, adding=size)
         dictionary = PronunciationDictionary.objects.create(
             tenant=tenant, name=name, description=description or "", created_by=created_by
         )
         version = PronunciationDictionaryVersion.objects.create(
-            dictionary=dictionary, number=1, rules=[r.to_json() for r in parsed]
+            dictionary=dictionary, number=1, rules=stored, rule_bytes=size
         )
     return dictionary, version
 
@@ -107,21 +211,59 @@ def dictionary_change(
     replace: Sequence[dict[str, Any]] | None = None,
 ) -> PronunciationDictionaryVersion:
     """A new version: the latest's rules with ``remove`` strings dropped and ``add`` rules
-    appended (a rule for the same string replaces the old one), or ``replace`` outright."""
+    appended (a rule for the same string replaces the old one), or ``replace`` outright.
+
+    Then the old versions past ``TTS_DICTIONARY_KEEP_VERSIONS`` that no history item used are
+    deleted; refused (nothing written, nothing deleted) past the version or storage bound.
+    """
+    tenant = dictionary.tenant
+    _check_write_rate(tenant)
+    field = "rules" if replace is not None or add else "rule_strings"
+    parsed = check_rules(replace if replace is not None else add)
     with transaction.atomic():
+        _lock_tenant(tenant)
         locked = PronunciationDictionary.objects.select_for_update().get(pk=dictionary.pk)
         current = latest_version(locked)
         if replace is not None:
-            rules = _check_rules(replace)
+            rules = parsed
         else:
-            added = _check_rules(add)
-            gone = set(remove) | {r.string_to_replace for r in added}
-            rules = [r for r in _check_rules(current.rules) if r.string_to_replace not in gone] + added
-            if len(rules) > MAX_RULES:
-                raise SynthesisError(f"at most {MAX_RULES} rules.", code="invalid_rules", status=400, field="rules")
-        return PronunciationDictionaryVersion.objects.create(
-            dictionary=locked, number=current.number + 1, rules=[r.to_json() for r in rules]
+            gone = set(remove) | {r.string_to_replace for r in parsed}
+            # Stored rules as they were written (bounds may have changed since).
+            kept = [Rule.from_json(r) for r in current.rules]
+            rules = [r for r in kept if r.string_to_replace not in gone] + parsed
+            if len(rules) > settings.TTS_DICTIONARY_MAX_RULES:
+                raise _too_many_rules(field, len(rules), settings.TTS_DICTIONARY_MAX_RULES)
+        stored, size = _stored(rules)
+        version = PronunciationDictionaryVersion.objects.create(
+            dictionary=locked, number=current.number + 1, rules=stored, rule_bytes=size
         )
+        _prune(locked)
+        count = locked.versions.count()
+        if count > settings.TTS_DICTIONARY_MAX_VERSIONS:
+            raise SynthesisError(
+                f"Pronunciation dictionary '{locked.dictionary_id}' would store {count} versions (the newest "
+                "and those history items used); a dictionary stores at most "
+                f"{settings.TTS_DICTIONARY_MAX_VERSIONS} (TTS_DICTIONARY_MAX_VERSIONS). Delete the history "
+                "items that used old versions, or create a new dictionary.",
+                code="pronunciation_dictionary_version_limit_reached",
+                status=400,
+                field=field,
+            )
+        _check_storage(tenant, field)
+    return version
+
+
+def _prune(dictionary: PronunciationDictionary) -> int:
+    """Delete the versions older than the newest ``TTS_DICTIONARY_KEEP_VERSIONS`` that no history
+    item used; how many went."""
+    older = list(
+        dictionary.versions.order_by("-number").values_list("pk", flat=True)[settings.TTS_DICTIONARY_KEEP_VERSIONS :]
+    )
+    if not older:
+        return 0
+    unused = PronunciationDictionaryVersion.objects.filter(pk__in=older, uses__isnull=True)
+    deleted, _ = unused.delete()
+    return int(deleted)
 
 
 def version_get(dictionary: PronunciationDictionary, version_id: str | None) -> PronunciationDictionaryVersion:
@@ -134,41 +276,4 @@ def version_get(dictionary: PronunciationDictionary, version_id: str | None) -> 
             code="pronunciation_dictionary_version_not_found",
             status=404,
         )
-    return version
-
-
-def dictionaries_for(
-    tenant: Tenant, locators: Sequence[dict[str, Any]], *, field: str = "pronunciation_dictionary_locators"
-) -> AppliedDictionaries | None:
-    """The dictionaries a request uses: its locators, else the tenant's defaults; ``None`` if none.
-
-    An unknown dictionary or version (or another tenant's) is a 400 naming ``field``.
-    """
-    if len(locators) > MAX_LOCATORS:
-        raise SynthesisError(
-            f"{field}: at most {MAX_LOCATORS} pronunciation dictionaries per request.",
-            code="too_many_dictionaries",
-            status=400,
-            field=field,
-        )
-    versions: list[PronunciationDictionaryVersion] = []
-    if locators:
-        for locator in locators:
-            dictionary_id = str(locator.get("pronunciation_dictionary_id") or "")
-            try:
-                dictionary = dictionary_get(tenant, dictionary_id)
-                versions.append(version_get(dictionary, locator.get("version_id") or None))
-            except SynthesisError as exc:
-                raise SynthesisError(f"{field}: {exc.message}", code=exc.code, status=400, field=field) from exc
-    else:
-        versions = list(_default_versions(tenant))
-    if not versions:
-        return None
-    rules = [Rule.from_json(r) for v in versions for r in v.rules]
-    return AppliedDictionaries([(v.dictionary.dictionary_id, v.version_id) for v in versions], rules)
-
-
-def _latest_with_dictionary(dictionary: PronunciationDictionary) -> PronunciationDictionaryVersion:
-    version = latest_version(dictionary)
-    version.dictionary = dictionary  # read once, kept with the cached version
     return version

@@ -212,6 +212,7 @@ def estimate_alignment(text: str, seconds: float) -> Alignment:
 
 _EOS = object()
 _CANCEL = object()
+_WAKE = object()
 
 
 class LiveUtterance:
@@ -260,27 +261,30 @@ class LiveUtterance:
         readable = readable_languages(self.run.voice, self.run.model_version)
         first = next((seg.language for seg in self.run.segments if seg.language), None)
         language = speaking_language(text, [first, *readable] if first else readable, req.language)
-        segments = segments_for(
-            dictionaries.apply(text) if dictionaries is not None else text,
-            language=language,
-            normalization=req.normalization,
-            field=req.text_field,
-            require_speech=False,
-            drop_blank=True,
-        )
-        if not segments:
-            return False
+        # Admission before the text work: a slot and a ticket again, if it was idle.
         with self._lock:
-            self.run.resume()  # a slot and a ticket again, if it was idle
+            self.run.resume()
             self._pending += 1
         try:
+            # The run's dictionaries were compiled for its first piece: applying them is one pass.
+            segments = segments_for(
+                dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text,
+                language=language,
+                normalization=req.normalization,
+                field=req.text_field,
+                require_speech=False,
+                drop_blank=True,
+            )
+            if not segments:
+                self._piece_refused()
+                return False
             # The utterance already counted as one request when it opened.
             reservation = reserve_characters(tenant=req.tenant, characters=len(text), count_request=False)
         except QuotaExceeded as exc:
-            self._piece_done()
+            self._piece_refused()
             raise SynthesisError.from_quota(exc) from exc
         except BaseException:
-            self._piece_done()
+            self._piece_refused()
             raise
         if not self.run.add_piece(text, segments, reservation):
             return False
@@ -290,6 +294,12 @@ class LiveUtterance:
     def _piece_done(self) -> None:
         with self._lock:
             self._pending -= 1
+
+    def _piece_refused(self) -> None:
+        """A piece taken in and then refused (or found empty): the stream's thread is woken to
+        look again, so that with nothing left to speak it gives its slot and ticket back."""
+        self._piece_done()
+        self._queue.put(_WAKE)
 
     def unspoken_characters(self) -> int:
         """Characters reserved for this utterance and not spoken yet."""
@@ -320,7 +330,7 @@ class LiveUtterance:
             self._check_cancelled()
             if item is _EOS:
                 return
-            if item is _CANCEL:
+            if item is _CANCEL or item is _WAKE:
                 continue
             for segment in item:
                 self._check_cancelled()

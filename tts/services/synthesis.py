@@ -3,8 +3,10 @@ OpenAI, jobs, the playground). No HTTP here.
 
 1. validate and resolve: voice visible to this tenant, model, limits;
 2. text: SSML or plain -> normalize -> segments -> cost in characters;
-3. admission and quota: rate limits, a concurrency slot and an engine ticket,
-   characters reserved in the transaction that inserts the pending record;
+3. admission and quota: rate limits (before the text work; with pronunciation
+   dictionaries the concurrency slot too, before they are applied), a
+   concurrency slot and an engine ticket, characters reserved in the
+   transaction that inserts the pending record;
 4. inference: segment by segment through the registry, first sentence first;
 5. audio: resample and encode incrementally, yield bytes;
 6. the end: the run's owner (``synthesis_run.SynthesisRun``) refunds what was
@@ -42,7 +44,7 @@ from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engine_scheduler import engine_scheduler, queues_fairly
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
-from .pronunciation import dictionaries_for
+from .pronunciation_apply import dictionaries_for, record_dictionary_uses
 from .recovery import heartbeats
 from .shutdown import refuse_if_draining, stop_if_aborted
 from .stitching import stitching_context
@@ -135,20 +137,27 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         )
     model_version = _resolve_model(req, voice, active)
     language = speaking_language(text, readable_languages(voice, model_version), req.language)
+    # Which dictionaries apply is a lookup; applying them is work, and comes after admission.
     dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
-    spoken = dictionaries.apply(text) if dictionaries is not None else text
-    segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)
-    _check_audio_estimate(req, segments)
-    context = stitching_context(req)
-    admission, cache_key, cached = _admit(
-        req,
-        voice,
-        model_version,
-        segments,
-        whole=whole,
-        context=context,
-        dictionaries=dictionaries.versions if dictionaries is not None else None,
-    )
+    admission = _admit_request(req, hold_slot=dictionaries is not None)
+    try:
+        spoken = dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text
+        segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)
+        _check_audio_estimate(req, segments)
+        context = stitching_context(req)
+        cache_key, cached = _admit(
+            req,
+            admission,
+            voice,
+            model_version,
+            segments,
+            whole=whole,
+            context=context,
+            dictionaries=dictionaries.versions if dictionaries is not None else None,
+        )
+    except BaseException:
+        admission.release()
+        raise
     record = SynthesisRecord(
         tenant=req.tenant,
         api_key=req.api_key,
@@ -195,6 +204,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         # One transaction, one commit: the record and the characters it spends.
         with transaction.atomic():
             insert(record)  # record.save(force_insert=True), its INSERT built once (infra/lean_insert.py)
+            record_dictionary_uses(record, dictionaries)
             run.reservation = reserve_characters(tenant=req.tenant, characters=run.characters)
     except QuotaExceeded as exc:
         admission.release()
@@ -283,8 +293,21 @@ def _store_cached_audio(run: SynthesisRun, cached: CachedAudio) -> bool:
     return True
 
 
+def _admit_request(req: SynthesisRequest, *, hold_slot: bool) -> SynthesisAdmission:
+    """The rate limits, before any text work; with ``hold_slot`` (a request with dictionaries to
+    apply) the tenant's concurrency place too, before that work."""
+    try:
+        admission = synthesis_admit(tenant=req.tenant, api_key=req.api_key, source=req.source)
+        if hold_slot:
+            admission.hold_slot(tenant=req.tenant)
+    except LimitExceeded as exc:
+        raise SynthesisError.from_limit(exc) from exc
+    return admission
+
+
 def _admit(
     req: SynthesisRequest,
+    admission: SynthesisAdmission,
     voice: Voice,
     model_version: ModelVersion,
     segments: list[Segment],
@@ -292,12 +315,8 @@ def _admit(
     whole: bool,
     context: SegmentContext | None = None,
     dictionaries: list[tuple[str, str]] | None = None,
-) -> tuple[SynthesisAdmission, str | None, CachedAudio | None]:
-    """Rate limits, the cache lookup, a concurrency slot (not for a whole-file hit), an engine place on a miss."""
-    try:
-        admission = synthesis_admit(tenant=req.tenant, api_key=req.api_key, source=req.source)
-    except LimitExceeded as exc:
-        raise SynthesisError.from_limit(exc) from exc
+) -> tuple[str | None, CachedAudio | None]:
+    """The cache lookup, a concurrency slot (not for a whole-file hit), an engine place on a miss."""
     try:
         sides = (context.before, context.after) if context is not None else None
         cache_key = audio_cache_key(
@@ -314,12 +333,8 @@ def _admit(
         if cached is None:
             admission.admit_engine()
     except LimitExceeded as exc:
-        admission.release()
         raise SynthesisError.from_limit(exc) from exc
-    except BaseException:
-        admission.release()
-        raise
-    return admission, cache_key, cached
+    return cache_key, cached
 
 
 def ensure_engine(run: SynthesisRun) -> None:

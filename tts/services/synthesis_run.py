@@ -38,7 +38,7 @@ from . import metrics
 from .admission import SynthesisAdmission
 from .cache import CachedAudio
 from .history import AudioSink, store_record_audio
-from .pronunciation import AppliedDictionaries
+from .pronunciation_apply import AppliedDictionaries
 from .synthesis_types import SynthesisError, SynthesisRequest
 from .timestamps import AlignmentTimeline, SegmentContext
 

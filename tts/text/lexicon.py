@@ -1,4 +1,4 @@
-"""Pronunciation lexicons: alias and phoneme rules, PLS in and out, applied to text.
+"""Pronunciation lexicons: alias and phoneme rules, their length limits, PLS in and out.
 
 The rules have ElevenLabs' shape: ``{"type": "alias", "string_to_replace",
 "alias"}`` or ``{"type": "phoneme", "string_to_replace", "phoneme",
@@ -8,19 +8,17 @@ by default, as in PLS: a grapheme matches whole tokens, with its case).
 Alias rules rewrite the text before normalization; phoneme rules replace the
 word with a Piper ``[[ phonemes ]]`` block (IPA as the voice's phonemizer
 writes it), which normalization, segmentation and the phonemizer pass through.
-Text already inside a phoneme block is never rewritten. Plain Python: no Django.
+Text already inside a phoneme block is never rewritten. Applying rules to text is
+``tts.text.lexicon_match`` (one pass, bounded). Plain Python: no Django.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element, SubElement, tostring
 
 from defusedxml import ElementTree as SafeET
-
-from .phonemes import phoneme_blocks
 
 PLS_NS = "http://www.w3.org/2005/01/pronunciation-lexicon"
 #: Alphabets a phoneme rule may use: this platform speaks IPA (espeak's, as Piper writes it).
@@ -28,7 +26,39 @@ ALPHABETS = ("ipa",)
 
 
 class LexiconError(ValueError):
-    """A rule or PLS document that cannot be used; the message says why."""
+    """A rule or PLS document that cannot be used; the message says why.
+
+    ``part``: the rule's field at fault (``alias``, ``phoneme``, ...), when there is one.
+    """
+
+    def __init__(self, message: str, *, part: str | None = None) -> None:
+        super().__init__(message)
+        self.part = part
+
+
+@dataclass(frozen=True)
+class RuleLimits:
+    """The longest strings a rule may hold and the most rules a set may hold (``None``: unbounded).
+
+    The services pass their settings (``TTS_DICTIONARY_MAX_*``) for what a tenant writes; rules
+    already stored are read without them.
+    """
+
+    string_chars: int | None = None
+    alias_chars: int | None = None
+    phoneme_chars: int | None = None
+    rules: int | None = None
+
+
+UNBOUNDED = RuleLimits()
+
+
+def _check_length(target: str, part: str, value: str, limit: int | None) -> None:
+    if limit is not None and len(value) > limit:
+        shown = target if len(target) <= 40 else target[:40] + "..."
+        raise LexiconError(
+            f"{part} of the rule for '{shown}' is {len(value)} characters long; at most {limit}", part=part
+        )
 
 
 @dataclass(frozen=True)
@@ -42,29 +72,34 @@ class Rule:
     word_boundaries: bool = True
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> Rule:
+    def from_json(cls, data: dict[str, object], limits: RuleLimits = UNBOUNDED) -> Rule:
         kind = str(data.get("type") or ("phoneme" if data.get("phoneme") else "alias"))
         target = str(data.get("string_to_replace") or "").strip()
         if not target:
-            raise LexiconError("a rule needs a non-empty string_to_replace")
+            raise LexiconError("a rule needs a non-empty string_to_replace", part="string_to_replace")
+        _check_length(target, "string_to_replace", target, limits.string_chars)
         if kind == "alias":
             alias = str(data.get("alias") or "")
             if not alias.strip():
-                raise LexiconError(f"alias rule for '{target}' needs an alias")
+                raise LexiconError(f"alias rule for '{target}' needs an alias", part="alias")
+            _check_length(target, "alias", alias, limits.alias_chars)
             case, words = _flags(data)
             return cls("alias", target, alias=alias, case_sensitive=case, word_boundaries=words)
         if kind == "phoneme":
             phoneme = str(data.get("phoneme") or "").strip()
             alphabet = str(data.get("alphabet") or "ipa").lower()
             if not phoneme or "[[" in phoneme or "]]" in phoneme or "\n" in phoneme:
-                raise LexiconError(f"phoneme rule for '{target}' needs a phoneme string (IPA)")
+                raise LexiconError(f"phoneme rule for '{target}' needs a phoneme string (IPA)", part="phoneme")
+            _check_length(target, "phoneme", phoneme, limits.phoneme_chars)
             if alphabet not in ALPHABETS:
-                raise LexiconError(f"phoneme rule for '{target}': alphabet '{alphabet}' is not supported (use ipa)")
+                raise LexiconError(
+                    f"phoneme rule for '{target}': alphabet '{alphabet}' is not supported (use ipa)", part="alphabet"
+                )
             case, words = _flags(data)
             return cls(
                 "phoneme", target, phoneme=phoneme, alphabet=alphabet, case_sensitive=case, word_boundaries=words
             )
-        raise LexiconError(f"unknown rule type '{kind}' (alias or phoneme)")
+        raise LexiconError(f"unknown rule type '{kind}' (alias or phoneme)", part="type")
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"type": self.type, "string_to_replace": self.string_to_replace}
@@ -77,28 +112,11 @@ class Rule:
         out["word_boundaries"] = self.word_boundaries
         return out
 
-    def pattern(self) -> re.Pattern[str]:
-        body = re.escape(self.string_to_replace)
-        if self.word_boundaries:
-            # Chinese and Japanese write no spaces: a word of theirs is bounded by nothing ("北京" in
-            # "我在北京工作"), so a side that is such a character needs no boundary, and a Latin word
-            # ends where such a character begins ("AI" in "AI改变世界").
-            word = self.string_to_replace
-            before = "" if word and _unspaced(word[0]) else rf"(?<!{_SPACED_WORD_CHAR})"
-            after = "" if word and _unspaced(word[-1]) else rf"(?!{_SPACED_WORD_CHAR})"
-            body = rf"{before}{body}{after}"
-        return re.compile(body, 0 if self.case_sensitive else re.IGNORECASE)
-
     def replacement(self) -> str:
         return self.alias if self.type == "alias" else f"[[{self.phoneme}]]"
 
 
-_UNSPACED = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
-#: A letter or digit of a script that separates its words with spaces.
-_SPACED_WORD_CHAR = rf"[^\W{_UNSPACED}]"
-
-
-def _unspaced(char: str) -> bool:
+def is_unspaced(char: str) -> bool:
     """A character of a script written without spaces between words (Han, kana)."""
     return "\u3040" <= char <= "\u30ff" or "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
 
@@ -113,32 +131,16 @@ def _flags(data: dict[str, object]) -> tuple[bool, bool]:
     return flag("case_sensitive"), flag("word_boundaries")
 
 
-def rules_from_json(items: Iterable[dict[str, object]]) -> list[Rule]:
-    return [Rule.from_json(item) for item in items]
+def rules_from_json(items: Iterable[dict[str, object]], limits: RuleLimits = UNBOUNDED) -> list[Rule]:
+    return [Rule.from_json(item, limits) for item in items]
 
 
-def _outside_blocks(text: str, rule: Rule) -> str:
-    """``text`` with ``rule`` applied everywhere except inside ``[[ ... ]]`` blocks."""
-    pattern, replacement = rule.pattern(), rule.replacement()
-    out = []
-    pos = 0
-    for start, end in phoneme_blocks(text):
-        out.append(pattern.sub(lambda _m: replacement, text[pos:start]))
-        out.append(text[start:end])
-        pos = end
-    out.append(pattern.sub(lambda _m: replacement, text[pos:]))
-    return "".join(out)
+def parse_pls(data: bytes | str, limits: RuleLimits = UNBOUNDED) -> list[Rule]:
+    """The rules of a PLS document: one per grapheme of each lexeme (alias if it has one, else its phoneme).
 
-
-def apply_rules(text: str, rules: Sequence[Rule]) -> str:
-    """Alias rules first (they change the words), then phoneme rules; each in order."""
-    for rule in [r for r in rules if r.type == "alias"] + [r for r in rules if r.type == "phoneme"]:
-        text = _outside_blocks(text, rule)
-    return text
-
-
-def parse_pls(data: bytes | str) -> list[Rule]:
-    """The rules of a PLS document: one per grapheme of each lexeme (alias if it has one, else its phoneme)."""
+    ``LexiconError`` naming the lexeme (1-based) when one breaks ``limits``, or as soon as the
+    document holds more rules than ``limits.rules``.
+    """
     try:
         root = SafeET.fromstring(data)
     except Exception as exc:  # defusedxml and expat raise several types
@@ -147,27 +149,26 @@ def parse_pls(data: bytes | str) -> list[Rule]:
         raise LexiconError("not a PLS document: the root element must be <lexicon>")
     alphabet = (root.get("alphabet") or "ipa").lower()
     rules: list[Rule] = []
-    for lexeme in root:
-        if _local(lexeme.tag) != "lexeme":
-            continue
+    lexemes = (el for el in root if _local(el.tag) == "lexeme")
+    for number, lexeme in enumerate(lexemes, start=1):
         graphemes = [(el.text or "").strip() for el in lexeme if _local(el.tag) == "grapheme"]
         aliases = [(el.text or "") for el in lexeme if _local(el.tag) == "alias"]
         phonemes = [el for el in lexeme if _local(el.tag) == "phoneme"]
         for grapheme in filter(None, graphemes):
+            rule: dict[str, object] = {"string_to_replace": grapheme}
             if aliases:
-                rules.append(Rule.from_json({"type": "alias", "string_to_replace": grapheme, "alias": aliases[0]}))
+                rule.update(type="alias", alias=aliases[0])
             elif phonemes:
                 own = (phonemes[0].get("alphabet") or alphabet).lower()
-                rules.append(
-                    Rule.from_json(
-                        {
-                            "type": "phoneme",
-                            "string_to_replace": grapheme,
-                            "phoneme": phonemes[0].text or "",
-                            "alphabet": own,
-                        }
-                    )
-                )
+                rule.update(type="phoneme", phoneme=phonemes[0].text or "", alphabet=own)
+            else:
+                continue
+            try:
+                rules.append(Rule.from_json(rule, limits))
+            except LexiconError as exc:
+                raise LexiconError(f"lexeme {number}: {exc}", part=exc.part) from exc
+            if limits.rules is not None and len(rules) > limits.rules:
+                raise LexiconError(f"the PLS document holds more than {limits.rules} rules", part="rules")
     if not rules:
         raise LexiconError("the PLS document has no lexeme with a grapheme and an alias or phoneme")
     return rules
