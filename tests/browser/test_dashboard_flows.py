@@ -507,7 +507,9 @@ PLS = """<?xml version="1.0" encoding="UTF-8"?>
 <lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">
   <lexeme><grapheme>{grapheme}</grapheme><alias>{alias}</alias></lexeme>
 </lexicon>"""
-LONG_WORD = "Supercalifragilisticexpialidocious" * 3
+# Two of them: 68 characters, under the grapheme cap (TTS_DICTIONARY_MAX_STRING_CHARS, 100), and wider
+# than a phone.
+LONG_WORD = "Supercalifragilisticexpialidocious" * 2
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
