@@ -49,6 +49,17 @@ def lsd_db(ref: np.ndarray, out: np.ndarray) -> float:
     return float(np.sqrt(((20 * np.log10(spec(out) / spec(ref))) ** 2).mean()))
 
 
+def spectral_snr_db(ref: np.ndarray, out: np.ndarray) -> float:
+    """SNR of the STFT magnitudes (phase ignored): how far apart the two sound, not their waveforms."""
+
+    def mag(x: np.ndarray) -> np.ndarray:
+        frames = np.lib.stride_tricks.sliding_window_view(x, 1024)[::256] * np.hanning(1024)
+        return np.abs(np.fft.rfft(frames, axis=1))
+
+    a, b = mag(ref), mag(out)
+    return float(10 * np.log10((a**2).sum() / max(float(((a - b) ** 2).sum()), 1e-30)))
+
+
 def decode(decoder: object, names: list[str], outputs: dict[str, np.ndarray], d0: int, d1: int) -> np.ndarray:
     asr, f0, n, ref, phase = names
     feed = {
@@ -107,7 +118,8 @@ def main() -> None:
                 out = np.concatenate(kept)
                 print(
                     f"  windows core {core:3d} overlap {overlap:2d}: "
-                    f"SNR {snr_db(audio, out):5.1f} dB, LSD {lsd_db(audio, out):5.2f} dB"
+                    f"SNR {snr_db(audio, out):5.1f} dB, LSD {lsd_db(audio, out):5.2f} dB, "
+                    f"magnitude SNR {spectral_snr_db(audio, out):5.1f} dB"
                 )
             for left_off in (5, 20):
                 d1 = frames - left_off
@@ -115,7 +127,8 @@ def main() -> None:
                 out = decode(decoder, names, outputs, 0, d1)[:keep]
                 print(
                     f"  whole but the last {left_off:2d} frames: kept audio SNR {snr_db(audio[:keep], out):5.1f} dB, "
-                    f"LSD {lsd_db(audio[:keep], out):5.2f} dB"
+                    f"LSD {lsd_db(audio[:keep], out):5.2f} dB, "
+                    f"magnitude SNR {spectral_snr_db(audio[:keep], out):5.1f} dB"
                 )
         engine.close()
 
