@@ -18,7 +18,7 @@ served graph's audio to the last bit (``check_split``).
 
 What the split does *not* give is windowed decoding that equals the whole decode: Kokoro's decoder
 normalizes over the whole time axis (AdaIN: an instance norm, mean and variance over every frame,
-57 of them in its residual blocks) and quantizes its activations per tensor (int8
+about 54 of them in its residual blocks: 108 ReduceMean nodes) and quantizes its activations per tensor (int8
 ``DynamicQuantizeLinear``, scale from the whole tensor's range), so every output sample depends on
 the whole sentence. Measured (``bench/bench_kokoro_windows.py``, docs/benchmarks.md): the same decode
 with the last 5 of ~200 frames left off differs in the kept audio at 10-11 dB SNR. The engine therefore
