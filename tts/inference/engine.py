@@ -23,6 +23,36 @@ class EngineError(Exception):
         self.retryable = retryable
 
 
+#: The engine door's bound when Django is not configured (``TTS_ENGINE_MAX_PHONEME_IDS`` otherwise).
+DEFAULT_MAX_PHONEME_IDS = 1800
+
+
+def max_phoneme_ids() -> int:
+    """The most phoneme ids one engine call takes (``TTS_ENGINE_MAX_PHONEME_IDS``)."""
+    try:
+        from django.conf import settings
+
+        return int(getattr(settings, "TTS_ENGINE_MAX_PHONEME_IDS", DEFAULT_MAX_PHONEME_IDS))
+    except Exception:  # Django not configured: a standalone engine (benches, tools)
+        return DEFAULT_MAX_PHONEME_IDS
+
+
+class InputTooLong(EngineError):
+    """An engine call refused at the door: more phoneme ids than any segment the pipeline makes."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"{count} phoneme ids; an engine call takes at most {limit}", retryable=False)
+        self.count = count
+        self.limit = limit
+
+
+def check_phoneme_ids(phoneme_ids: Sequence[int]) -> None:
+    """The engine's own door, shared by every engine: refuse input over the bound, whatever made it."""
+    limit = max_phoneme_ids()
+    if len(phoneme_ids) > limit:
+        raise InputTooLong(len(phoneme_ids), limit)
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """What the registry needs to load one model version (a plain snapshot of the row)."""

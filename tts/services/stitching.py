@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from django.conf import settings
 from django.utils import timezone
 
 from tts.models import SynthesisRecord
@@ -67,29 +68,77 @@ def _records_text(req: SynthesisRequest, ids: list[str], field: str) -> str:
     return " ".join(t for t in texts if t)
 
 
+def context_max_chars() -> int:
+    """The most characters of context synthesized on either side (``TTS_CONTEXT_SYNTH_MAX_CHARS``)."""
+    return int(settings.TTS_CONTEXT_SYNTH_MAX_CHARS)
+
+
+def _bounded_tail(words: str, limit: int) -> str:
+    """The end of ``words`` in at most ``limit`` characters, starting at a word where one starts in reach."""
+    if len(words) <= limit:
+        return words
+    cut = words[-limit:]
+    space = cut.find(" ")
+    return cut[space + 1 :] if 0 <= space < len(cut) - 1 else cut
+
+
+def _bounded_head(words: str, limit: int) -> str:
+    """The start of ``words`` in at most ``limit`` characters, ending at a word end where one is in reach."""
+    if len(words) <= limit:
+        return words
+    cut = words[:limit]
+    space = cut.rfind(" ")
+    return cut[:space] if space > 0 else cut
+
+
 def _tail(text: str) -> str:
-    """The last words of ``text`` after its last sentence end; "" when it ends a sentence."""
+    """The last words of ``text`` after its last sentence end; "" when it ends a sentence.
+
+    Six words of any length could be any length (12,000 characters glued by dashes took the
+    process down): what is kept is also at most ``TTS_CONTEXT_SYNTH_MAX_CHARS`` characters.
+    """
     text = text.strip()
     if not text or _SENTENCE_END.search(text):
         return ""
     last_end = max((m.end() for m in re.finditer(r"[.!?…](?=\s)", text)), default=0)
-    return " ".join(text[last_end:].split()[-CONTEXT_WORDS:])
+    return _bounded_tail(" ".join(text[last_end:].split()[-CONTEXT_WORDS:]), context_max_chars())
 
 
 def _head(text: str) -> str:
-    """The first words of ``text``, up to its first sentence end."""
+    """The first words of ``text``, up to its first sentence end, in at most ``TTS_CONTEXT_SYNTH_MAX_CHARS``."""
     words: list[str] = []
-    for word in text.split()[:CONTEXT_WORDS]:
+    for word in text.split(maxsplit=CONTEXT_WORDS)[:CONTEXT_WORDS]:
         words.append(word)
         if re.search(r"[.!?…]['\")\]]*$", word):
             break
-    return " ".join(words)
+    return _bounded_head(" ".join(words), context_max_chars())
+
+
+def check_context_field(value: str | None, field: str) -> None:
+    """A ``previous_text``/``next_text`` (or any context field) longer than ``TTS_CONTEXT_MAX_CHARS``: a 400."""
+    limit = int(settings.TTS_CONTEXT_MAX_CHARS)
+    if value is not None and len(value) > limit:
+        raise SynthesisError(
+            f"{field}: at most {limit} characters ({len(value)} given).",
+            code="context_too_long",
+            status=400,
+            field=field,
+        )
+
+
+def context_characters(context: SegmentContext | None) -> int:
+    """Characters of context synthesized beside a request (counted in its audio estimate)."""
+    if context is None:
+        return 0
+    return len(context.before or "") + len(context.after or "")
 
 
 def stitching_context(req: SynthesisRequest) -> SegmentContext | None:
     """The context a request is read in, or ``None`` (a fresh request). Raises a 400 for bad ids."""
     before: str | None = None
     after: str | None = None
+    check_context_field(req.previous_text, "previous_text")
+    check_context_field(req.next_text, "next_text")
     if req.previous_request_ids:
         before = _tail(_records_text(req, req.previous_request_ids, "previous_request_ids"))
     elif req.previous_text:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
 from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed
 from tts.inference.work_pool import raise_if_cancelled
@@ -175,10 +176,15 @@ def synthesize_segment_timed(
     return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)), timing
 
 
-def _context_phonemes(engine: Engine, text: str) -> list[str]:
+def _context_phonemes(engine: Engine, text: str, *, keep_end: bool) -> list[str]:
+    """The phonemes of a context, at most twice ``TTS_CONTEXT_SYNTH_MAX_CHARS`` of them (the end of a
+    ``before``, the start of an ``after``): bounded after trimming, whatever the text expanded into."""
+    limit = 2 * int(settings.TTS_CONTEXT_SYNTH_MAX_CHARS)
     phonemes = [ph for sentence in engine.phonemize(text) for ph in sentence]
     while phonemes and phonemes[-1].isspace():
         phonemes.pop()
+    if len(phonemes) > limit:
+        phonemes = phonemes[-limit:] if keep_end else phonemes[:limit]
     return phonemes
 
 
@@ -194,11 +200,11 @@ def synthesize_in_context(
     Returns the sentence's own ids and output (audio and per-id samples), or
     ``None`` when the engine reports no durations (nothing to cut by).
     """
-    head = [*_context_phonemes(engine, before), " "] if before else []
+    head = [*_context_phonemes(engine, before, keep_end=True), " "] if before else []
     body = list(phonemes)
     while body and body[-1].isspace():
         body.pop()
-    tail = [" ", *_context_phonemes(engine, after)] if after else []
+    tail = [" ", *_context_phonemes(engine, after, keep_end=False)] if after else []
     ids = engine.phonemes_to_ids(head + body + tail)
     # phonemes_to_ids(x) is BOS, pad, (id, pad) per phoneme, EOS: the ids of a
     # prefix, without its EOS, are where the next phoneme starts.
