@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed
+from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed, max_phoneme_ids
 from tts.inference.work_pool import raise_if_cancelled
 from tts.text.segment import Segment
 
@@ -188,6 +188,33 @@ def _context_phonemes(engine: Engine, text: str, *, keep_end: bool) -> list[str]
     return phonemes
 
 
+def fit_engine_door(engine: Engine, sentences: list[list[str]]) -> list[list[str]]:
+    """Sentences cut (between words where it can) so that none, with its context, passes the engine's door.
+
+    A segment's characters are bounded, but not what a phonemizer makes of them: 40 characters of Han
+    text read by an English voice are 1,200 ids, and a segment of them would be refused at the door.
+    Such a sentence is read as several utterances instead; every other sentence is left as it is.
+    """
+    room = 2 * (2 * int(settings.TTS_CONTEXT_SYNTH_MAX_CHARS) + 1) + 4  # context phonemes, both sides
+    out: list[list[str]] = []
+    for phonemes in sentences:
+        ids = len(engine.phonemes_to_ids(phonemes)) if phonemes else 0
+        per_phoneme = max(1.0, ids / max(1, len(phonemes)))
+        budget = max(16, int((max_phoneme_ids() - per_phoneme * room) / per_phoneme))
+        if len(phonemes) <= budget:
+            out.append(phonemes)
+            continue
+        start = 0
+        while start < len(phonemes):
+            end = min(len(phonemes), start + budget)
+            if end < len(phonemes):
+                space = max((i for i in range(start + 1, end) if phonemes[i].isspace()), default=None)
+                end = space + 1 if space is not None else end
+            out.append(phonemes[start:end])
+            start = end
+    return out
+
+
 #: Fade at a cut inside an utterance, so it never clicks (samples).
 _CUT_FADE = 48
 
@@ -266,7 +293,7 @@ def iter_segment_timed(
     windowed = None
     if in_windows and getattr(engine, "windowed", True):
         windowed = getattr(engine, "iter_synthesize_ids", None)
-    phonemized = engine.phonemize(segment.text)
+    phonemized = fit_engine_door(engine, engine.phonemize(segment.text))
     spoken = [n for n, phonemes in enumerate(phonemized) if phonemes]
     # ids, the sentence's own knobs, and its audio already made when it is read in context.
     sentences: list[tuple[Sequence[int], SynthesisParams, EngineOutput | None]] = []
