@@ -32,6 +32,9 @@ STITCH_WINDOW = dt.timedelta(hours=2)
 MAX_REQUEST_IDS = 3
 #: Words of context read around the request (enough for the model to carry the phrase).
 CONTEXT_WORDS = 6
+#: A side's context is also no longer than the request's own text, but may always be this long:
+#: the engine work it adds stays within a small factor of what is billed (bench/bench_costs.py).
+CONTEXT_MIN_CHARS = 20
 
 _SENTENCE_END = re.compile(r"[.!?…。\uff01\uff1f]['\")\]]*\s*$")
 
@@ -91,7 +94,7 @@ def _bounded_head(words: str, limit: int) -> str:
     return cut[:space] if space > 0 else cut
 
 
-def _tail(text: str) -> str:
+def _tail(text: str, limit: int | None = None) -> str:
     """The last words of ``text`` after its last sentence end; "" when it ends a sentence.
 
     Six words of any length could be any length (12,000 characters glued by dashes took the
@@ -101,17 +104,17 @@ def _tail(text: str) -> str:
     if not text or _SENTENCE_END.search(text):
         return ""
     last_end = max((m.end() for m in re.finditer(r"[.!?…](?=\s)", text)), default=0)
-    return _bounded_tail(" ".join(text[last_end:].split()[-CONTEXT_WORDS:]), context_max_chars())
+    return _bounded_tail(" ".join(text[last_end:].split()[-CONTEXT_WORDS:]), limit or context_max_chars())
 
 
-def _head(text: str) -> str:
+def _head(text: str, limit: int | None = None) -> str:
     """The first words of ``text``, up to its first sentence end, in at most ``TTS_CONTEXT_SYNTH_MAX_CHARS``."""
     words: list[str] = []
     for word in text.split(maxsplit=CONTEXT_WORDS)[:CONTEXT_WORDS]:
         words.append(word)
         if re.search(r"[.!?…]['\")\]]*$", word):
             break
-    return _bounded_head(" ".join(words), context_max_chars())
+    return _bounded_head(" ".join(words), limit or context_max_chars())
 
 
 def check_context_field(value: str | None, field: str) -> None:
@@ -139,14 +142,16 @@ def stitching_context(req: SynthesisRequest) -> SegmentContext | None:
     after: str | None = None
     check_context_field(req.previous_text, "previous_text")
     check_context_field(req.next_text, "next_text")
+    # Context is not billed: each side is at most as long as the text itself (or CONTEXT_MIN_CHARS).
+    limit = min(context_max_chars(), max(CONTEXT_MIN_CHARS, len(req.text)))
     if req.previous_request_ids:
-        before = _tail(_records_text(req, req.previous_request_ids, "previous_request_ids"))
+        before = _tail(_records_text(req, req.previous_request_ids, "previous_request_ids"), limit)
     elif req.previous_text:
-        before = _tail(req.previous_text)
+        before = _tail(req.previous_text, limit)
     if req.next_request_ids:
-        after = _head(_records_text(req, req.next_request_ids, "next_request_ids")) or None
+        after = _head(_records_text(req, req.next_request_ids, "next_request_ids"), limit) or None
     elif req.next_text:
-        after = _head(req.next_text) or None
+        after = _head(req.next_text, limit) or None
     if before is None and after is None:
         return None
     return SegmentContext(before=before, after=after)
