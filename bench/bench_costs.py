@@ -8,7 +8,7 @@ and the peak RSS growth of this process during the request (``/proc/self/statm``
 peak minus the RSS before it). Targets (issue #24): no field above 3x the plain request's CPU per
 billed character; no request above 256 MB of RSS growth. Usage::
 
-    flock /work/bench.lock .venv/bin/python bench/bench_costs.py [--rounds 1]
+    .venv/bin/python bench/bench_costs.py [--rounds 1]
 """
 
 from __future__ import annotations
