@@ -8,7 +8,7 @@ rest (text, resampling, encoding, records).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,18 +23,26 @@ class EngineError(Exception):
         self.retryable = retryable
 
 
-#: The engine door's bound when Django is not configured (``TTS_ENGINE_MAX_PHONEME_IDS`` otherwise).
+#: The engine door's bound until the platform says otherwise (``TTS_ENGINE_MAX_PHONEME_IDS``).
 DEFAULT_MAX_PHONEME_IDS = 1800
+
+
+def _default_bound() -> int:
+    return DEFAULT_MAX_PHONEME_IDS
+
+
+_bound: Callable[[], int] = _default_bound
+
+
+def configure_phoneme_ids_bound(bound: Callable[[], int]) -> None:
+    """Where the door reads its bound (this layer knows no Django: ``tts/apps.py`` gives it the setting)."""
+    global _bound
+    _bound = bound
 
 
 def max_phoneme_ids() -> int:
     """The most phoneme ids one engine call takes (``TTS_ENGINE_MAX_PHONEME_IDS``)."""
-    try:
-        from django.conf import settings
-
-        return int(getattr(settings, "TTS_ENGINE_MAX_PHONEME_IDS", DEFAULT_MAX_PHONEME_IDS))
-    except Exception:  # Django not configured: a standalone engine (benches, tools)
-        return DEFAULT_MAX_PHONEME_IDS
+    return int(_bound())
 
 
 class InputTooLong(EngineError):
