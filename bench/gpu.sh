@@ -23,6 +23,8 @@ mkdir -p bench/results
 out="bench/results/engines-gpu-$(date +%Y%m%d-%H%M%S).md"
 # The tests that need CUDA first (they skip without it), then the measurements.
 "$PY" -m pytest -q -p no:cacheprovider tests/inference/test_vits_torch_cuda.py
+# The torch engine's door on CUDA (#24): over TTS_ENGINE_MAX_PHONEME_IDS refused before the device.
+"$PY" -m pytest -q -p no:cacheprovider tests/inference/test_engine_door_cuda.py
 timeout 240 "$PY" bench/bench_engines_gpu.py "$@" | tee "$out"
 echo "written: $out" >&2
 

@@ -8,11 +8,16 @@ class TtsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.conf import settings
+
         from infra.lookup_cache import clear_lookup_caches_on_change
+        from tts.inference.engine import configure_phoneme_ids_bound
 
         from .services import job_runner, model_lifecycle
 
         model_lifecycle.connect_worker_signals()
+        # The engines' own door reads its bound from the settings, per call (override_settings too).
+        configure_phoneme_ids_bound(lambda: int(settings.TTS_ENGINE_MAX_PHONEME_IDS))
         job_runner.connect_worker_signals()
         # Voices, active versions and tenants' default dictionaries are cached per process
         # (infra/lookup_cache.py).

@@ -292,6 +292,19 @@ TTS_ENGINE_THREADS = env_int("TTS_ENGINE_THREADS", 1, minimum=1, maximum=64)
 TTS_ENGINE_NICE = env_int("TTS_ENGINE_NICE", 10, minimum=0, maximum=19)
 TTS_MAX_CHARS_PER_REQUEST = env_int("TTS_MAX_CHARS_PER_REQUEST", 5000, minimum=1)
 TTS_SEGMENT_MAX_CHARS = env_int("TTS_SEGMENT_MAX_CHARS", 400, minimum=20)
+# Request stitching (docs/limits.md): previous_text/next_text longer than this are a 400 naming the field;
+# the context actually synthesized beside a request is at most TTS_CONTEXT_SYNTH_MAX_CHARS characters a side
+# (and twice that in phonemes), and is counted in the audio estimate.
+TTS_CONTEXT_MAX_CHARS = env_int("TTS_CONTEXT_MAX_CHARS", 1000, minimum=1)
+TTS_CONTEXT_SYNTH_MAX_CHARS = env_int("TTS_CONTEXT_SYNTH_MAX_CHARS", 100, minimum=10)
+# The engine's own door: no engine call takes more phoneme ids than this, whatever produced them (an
+# EngineError, a 422). Derived from the segment limit: 3 ids a character of one segment and its context.
+TTS_PHONEME_IDS_MIN = env_int("TTS_PHONEME_IDS_MIN", 400, minimum=16)
+TTS_ENGINE_MAX_PHONEME_IDS = env_int(
+    "TTS_ENGINE_MAX_PHONEME_IDS",
+    max(TTS_PHONEME_IDS_MIN, 3 * (TTS_SEGMENT_MAX_CHARS + 2 * TTS_CONTEXT_SYNTH_MAX_CHARS)),
+    minimum=TTS_PHONEME_IDS_MIN,
+)
 TTS_DEFAULT_VOICE_ID = env_str("TTS_DEFAULT_VOICE_ID", "joe")
 # Where `manage.py fetch_kokoro_voices` (make run, make test) leaves kokoro-js's checked voice files.
 TTS_KOKORO_VOICES_DIR = Path(env_str("TTS_KOKORO_VOICES_DIR", str(VAR_DIR / "npm")))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.http.response import HttpResponseBase
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -62,6 +63,21 @@ class TextToSpeechInputSerializer(serializers.Serializer):
     next_request_ids = serializers.ListField(
         child=serializers.CharField(max_length=64), required=False, allow_null=True, max_length=3
     )
+
+    def _bounded_context(self, value: str | None) -> str | None:
+        # The bound is read per request (TTS_CONTEXT_MAX_CHARS), not when the class is made.
+        limit = settings.TTS_CONTEXT_MAX_CHARS
+        if value is not None and len(value) > limit:
+            raise serializers.ValidationError(
+                f"Ensure this field has no more than {limit} characters.", code="context_too_long"
+            )
+        return value
+
+    def validate_previous_text(self, value: str | None) -> str | None:
+        return self._bounded_context(value)
+
+    def validate_next_text(self, value: str | None) -> str | None:
+        return self._bounded_context(value)
 
 
 class QueryInputSerializer(serializers.Serializer):

@@ -8,7 +8,7 @@ rest (text, resampling, encoding, records).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,6 +21,44 @@ class EngineError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+#: The engine door's bound until the platform says otherwise (``TTS_ENGINE_MAX_PHONEME_IDS``).
+DEFAULT_MAX_PHONEME_IDS = 1800
+
+
+def _default_bound() -> int:
+    return DEFAULT_MAX_PHONEME_IDS
+
+
+_bound: Callable[[], int] = _default_bound
+
+
+def configure_phoneme_ids_bound(bound: Callable[[], int]) -> None:
+    """Where the door reads its bound (this layer knows no Django: ``tts/apps.py`` gives it the setting)."""
+    global _bound
+    _bound = bound
+
+
+def max_phoneme_ids() -> int:
+    """The most phoneme ids one engine call takes (``TTS_ENGINE_MAX_PHONEME_IDS``)."""
+    return int(_bound())
+
+
+class InputTooLong(EngineError):
+    """An engine call refused at the door: more phoneme ids than any segment the pipeline makes."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__(f"{count} phoneme ids; an engine call takes at most {limit}", retryable=False)
+        self.count = count
+        self.limit = limit
+
+
+def check_phoneme_ids(phoneme_ids: Sequence[int]) -> None:
+    """The engine's own door, shared by every engine: refuse input over the bound, whatever made it."""
+    limit = max_phoneme_ids()
+    if len(phoneme_ids) > limit:
+        raise InputTooLong(len(phoneme_ids), limit)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import onnxruntime
 
 from tts.text.g2p import G2P, PUNCTUATION, PhonemeWord, g2p_for, has_g2p
 
-from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
 from .kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, MAX_TOKENS
 from .onnx_cancel import cancellable_run
 
@@ -157,9 +157,7 @@ class KokoroOnnxEngine:
 
     # --- audio --------------------------------------------------------------------
 
-    def style_for(
-        self, speaker_id: int | None, tokens: int, blend: tuple[tuple[int, float], ...] = ()
-    ) -> np.ndarray:
+    def style_for(self, speaker_id: int | None, tokens: int, blend: tuple[tuple[int, float], ...] = ()) -> np.ndarray:
         """The style row for ``tokens`` tokens of a voice, or the weighted mix of several voices' rows."""
         mix = blend or ((0 if speaker_id is None else speaker_id, 1.0),)
         row = min(max(1, tokens), self.styles.shape[1]) - 1
@@ -171,6 +169,7 @@ class KokoroOnnxEngine:
         return style.reshape(1, 256)
 
     def synthesize_ids(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> EngineOutput:
+        check_phoneme_ids(phoneme_ids)  # the engine's own door
         inner = [i for i in phoneme_ids if i != 0]
         if not inner:
             return EngineOutput(np.zeros(0, dtype=np.float32), self.sample_rate)

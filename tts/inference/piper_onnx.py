@@ -52,7 +52,7 @@ import numpy as np
 import onnx
 import onnxruntime
 
-from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
 from .onnx_arena import use_shared_arena
 from .onnx_attention import banded_relative_attention
 from .onnx_conv2d import convs_as_2d
@@ -307,6 +307,7 @@ class PiperOnnxEngine:
         )
 
     def _feed(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> dict[str, np.ndarray]:
+        check_phoneme_ids(phoneme_ids)  # the engine's own door (every call of this engine feeds through here)
         cfg = self.config
         scales = np.array(
             [

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from .batcher import BatcherClosed, DynamicBatcher, bucket_length
-from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams
+from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
 from .piper_frontend import PiperFrontend, read_piper_config
 from .vits.decoder import decoder_receptive_field
 from .vits.flows import flow_receptive_field
@@ -186,6 +186,7 @@ class VitsTorchEngine:
         if not phoneme_ids:
             yield EngineOutput(np.zeros(0, dtype=np.float32), self.sample_rate, np.zeros(0, dtype=np.int64))
             return
+        check_phoneme_ids(phoneme_ids)  # the engine's own door, before anything reaches the batcher or the device
         prior = self._prior(self._prior_job(phoneme_ids, params))
         samples = prior.durations.astype(np.int64) * self.hop_length
         windows = plan_windows(

@@ -45,7 +45,7 @@ from accounts.models import Tenant
 from accounts.quota import Reservation
 from accounts.ratelimit import LimitExceeded
 from tts.audio.formats import UnknownFormatError, parse_elevenlabs_format
-from tts.inference.engine import EngineError
+from tts.inference.engine import EngineError, InputTooLong
 from tts.models import Job, SynthesisRecord, Voice
 from tts.text.segment import Segment
 
@@ -193,7 +193,8 @@ def _run_claimed(job: Job, token: str) -> str:
             _release(job, token)
             raise RetryLater(str(exc)) from exc
         message = f"The speech engine failed: {exc}"
-        job_finish(job, token=token, status=Job.Status.FAILED, error_code="engine_error", message=message, run=run)
+        code = "input_too_long" if isinstance(exc, InputTooLong) else "engine_error"
+        job_finish(job, token=token, status=Job.Status.FAILED, error_code=code, message=message, run=run)
         return "failed"
     except BaseException:
         run.suspend()

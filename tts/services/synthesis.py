@@ -33,7 +33,7 @@ from accounts.quota import QuotaExceeded, Reservation, audio_seconds_limit, rese
 from accounts.ratelimit import LimitExceeded
 from infra.lean_insert import insert
 from tts.audio.encode import make_encoder
-from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
+from tts.inference.engine import Engine, EngineError, InputTooLong, SynthesisParams, derive_seed
 from tts.inference.work_pool import WorkCancelled
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.segment import Segment
@@ -47,7 +47,7 @@ from .history import AudioSink, discard_record_audio, storage_links_files, store
 from .pronunciation_apply import dictionaries_for, record_dictionary_uses
 from .recovery import heartbeats
 from .shutdown import refuse_if_draining, stop_if_aborted
-from .stitching import stitching_context
+from .stitching import context_characters, stitching_context
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisCancelled, SynthesisError, SynthesisRequest, SynthesisResult
 from .text_input import readable_languages, segments_for, speaking_language, validate_text
@@ -143,8 +143,8 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     try:
         spoken = dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text
         segments = segments_for(spoken, language=language, normalization=req.normalization, field=req.text_field)
-        _check_audio_estimate(req, segments)
         context = stitching_context(req)
+        _check_audio_estimate(req, segments, context_chars=context_characters(context))
         cache_key, cached = _admit(
             req,
             admission,
@@ -232,11 +232,16 @@ def _audio_estimate(speed: float, segments: list[Segment]) -> float:
     )
 
 
-def _check_audio_estimate(req: SynthesisRequest, segments: list[Segment]) -> None:
+def _check_audio_estimate(req: SynthesisRequest, segments: list[Segment], *, context_chars: int = 0) -> None:
     """Refuse up front a request sure to make more audio than one request may (the pipeline
-    also stops one that turns out longer than predicted, refunding what was not spoken)."""
+    also stops one that turns out longer than predicted, refunding what was not spoken).
+
+    ``context_chars``: stitching context synthesized beside the text (and cut away) is engine
+    work too, and counts at the caller's speed."""
     limit = audio_seconds_limit(req.tenant.plan)
     estimate = _audio_estimate(req.speed, segments)
+    if context_chars:
+        estimate += context_chars * settings.TTS_AUDIO_SECONDS_PER_CHAR_MIN / max(0.05, req.speed)
     if estimate > limit:
         raise _audio_limit_error(req, limit, f"would make at least {estimate:.0f} s of audio")
 
@@ -528,6 +533,17 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
             # The client went away: the engine work it had queued was dropped (or stopped
             # between two engine calls) and surfaced here as an error. It is a cancel.
             raise SynthesisCancelled from exc
+        if isinstance(exc, InputTooLong):
+            # The engine's door: a segment the pipeline should never have made. Not the caller's to retry.
+            status, error_code = SynthesisRecord.Status.FAILED, "input_too_long"
+            logger.warning("synthesis %s refused at the engine's door: %s", run.record.pk, exc)
+            raise SynthesisError(
+                f"This request makes a segment of {exc.count} phoneme ids; an engine call takes at most "
+                f"{exc.limit} (TTS_ENGINE_MAX_PHONEME_IDS).",
+                code="input_too_long",
+                status=422,
+                field=run.request.text_field,
+            ) from exc
         if isinstance(exc, EngineError):
             status, error_code = SynthesisRecord.Status.FAILED, "engine_error"
             logger.exception("synthesis %s failed in the engine", run.record.pk)

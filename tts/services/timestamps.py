@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
-from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed
+from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed, max_phoneme_ids
 from tts.inference.work_pool import raise_if_cancelled
 from tts.text.segment import Segment
 
@@ -175,11 +176,43 @@ def synthesize_segment_timed(
     return (np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)), timing
 
 
-def _context_phonemes(engine: Engine, text: str) -> list[str]:
+def _context_phonemes(engine: Engine, text: str, *, keep_end: bool) -> list[str]:
+    """The phonemes of a context, at most twice ``TTS_CONTEXT_SYNTH_MAX_CHARS`` of them (the end of a
+    ``before``, the start of an ``after``): bounded after trimming, whatever the text expanded into."""
+    limit = 2 * int(settings.TTS_CONTEXT_SYNTH_MAX_CHARS)
     phonemes = [ph for sentence in engine.phonemize(text) for ph in sentence]
     while phonemes and phonemes[-1].isspace():
         phonemes.pop()
+    if len(phonemes) > limit:
+        phonemes = phonemes[-limit:] if keep_end else phonemes[:limit]
     return phonemes
+
+
+def fit_engine_door(engine: Engine, sentences: list[list[str]]) -> list[list[str]]:
+    """Sentences cut (between words where it can) so that none, with its context, passes the engine's door.
+
+    A segment's characters are bounded, but not what a phonemizer makes of them: 40 characters of Han
+    text read by an English voice are 1,200 ids, and a segment of them would be refused at the door.
+    Such a sentence is read as several utterances instead; every other sentence is left as it is.
+    """
+    room = 2 * (2 * int(settings.TTS_CONTEXT_SYNTH_MAX_CHARS) + 1) + 4  # context phonemes, both sides
+    out: list[list[str]] = []
+    for phonemes in sentences:
+        ids = len(engine.phonemes_to_ids(phonemes)) if phonemes else 0
+        per_phoneme = max(1.0, ids / max(1, len(phonemes)))
+        budget = max(16, int((max_phoneme_ids() - per_phoneme * room) / per_phoneme))
+        if len(phonemes) <= budget:
+            out.append(phonemes)
+            continue
+        start = 0
+        while start < len(phonemes):
+            end = min(len(phonemes), start + budget)
+            if end < len(phonemes):
+                space = max((i for i in range(start + 1, end) if phonemes[i].isspace()), default=None)
+                end = space + 1 if space is not None else end
+            out.append(phonemes[start:end])
+            start = end
+    return out
 
 
 #: Fade at a cut inside an utterance, so it never clicks (samples).
@@ -194,11 +227,11 @@ def synthesize_in_context(
     Returns the sentence's own ids and output (audio and per-id samples), or
     ``None`` when the engine reports no durations (nothing to cut by).
     """
-    head = [*_context_phonemes(engine, before), " "] if before else []
+    head = [*_context_phonemes(engine, before, keep_end=True), " "] if before else []
     body = list(phonemes)
     while body and body[-1].isspace():
         body.pop()
-    tail = [" ", *_context_phonemes(engine, after)] if after else []
+    tail = [" ", *_context_phonemes(engine, after, keep_end=False)] if after else []
     ids = engine.phonemes_to_ids(head + body + tail)
     # phonemes_to_ids(x) is BOS, pad, (id, pad) per phoneme, EOS: the ids of a
     # prefix, without its EOS, are where the next phoneme starts.
@@ -260,7 +293,7 @@ def iter_segment_timed(
     windowed = None
     if in_windows and getattr(engine, "windowed", True):
         windowed = getattr(engine, "iter_synthesize_ids", None)
-    phonemized = engine.phonemize(segment.text)
+    phonemized = fit_engine_door(engine, engine.phonemize(segment.text))
     spoken = [n for n, phonemes in enumerate(phonemized) if phonemes]
     # ids, the sentence's own knobs, and its audio already made when it is read in context.
     sentences: list[tuple[Sequence[int], SynthesisParams, EngineOutput | None]] = []

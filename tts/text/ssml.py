@@ -26,6 +26,8 @@ MAX_DEPTH = 32
 MAX_ELEMENTS = 10_000
 MAX_ATTRIBUTE_CHARS = 1_000
 MAX_BREAK_MS = 10_000
+#: A <say-as> reading multiplies its content; longer content is read as plain text (docs/limits.md).
+SAY_AS_MAX_CHARS = 64
 MAX_TOTAL_PAUSE_MS = 600_000
 # Parsing is linear in the (bounded) input; this only guards a starved CPU.
 MAX_PARSE_SECONDS = 2.0
@@ -250,6 +252,11 @@ class _Builder:
     def _close_say_as(self, frame: _Frame) -> None:
         content = _SPACES.sub(" ", "".join(frame.buffer))
         if not content.strip():
+            return
+        if len(content.strip()) > SAY_AS_MAX_CHARS:
+            # A reading multiplies its content (a letter's name is several letters): longer content is
+            # read as plain text, so the words spoken stay within a factor of the characters billed.
+            self._emit_text(content, frame.rate)
             return
         reading = say_as(frame.interpret_as, content.strip(), language=self.document.language, fmt=frame.fmt)
         if reading is None:
