@@ -158,7 +158,7 @@ def main() -> None:
     ]
     plain_cache: dict[int, tuple[float, float]] = {}
 
-    def measure(body: dict[str, object]) -> tuple[float, float, str]:
+    def measure(body: dict[str, object]) -> tuple[float, float, str, int]:
         cpus, peaks = [], []
         response: object = None
         for _ in range(args.rounds):
@@ -170,20 +170,27 @@ def main() -> None:
         status = str(response.status_code)  # type: ignore[attr-defined]
         if response.status_code != 200:  # type: ignore[attr-defined]
             status += " " + str(response.json().get("detail", {}).get("status"))  # type: ignore[attr-defined]
-        billed = len(str(body["text"]))
-        return statistics.median(cpus) * 1000 / billed, max(peaks), status
+        billed = billed_of(response, body)
+        return statistics.median(cpus) * 1000 / billed, max(peaks), status, billed
+
+    def billed_of(response: object, body: dict[str, object]) -> int:
+        """What the platform billed (its history row: dictionaries bill the spoken text), else the text's length."""
+        from tts.models import SynthesisRecord
+
+        item = response.get("history-item-id") if response.status_code == 200 else None  # type: ignore[attr-defined]
+        row = SynthesisRecord.objects.filter(pk=item).first() if item else None
+        return row.characters if row is not None else len(str(body["text"]))
 
     def plain(n: int) -> tuple[float, float]:
         if n not in plain_cache:
-            per_char, mb, _ = measure({"text": prose(n)})
+            per_char, mb, _, _ = measure({"text": prose(n)})
             plain_cache[n] = (per_char, mb)
         return plain_cache[n]
 
     out = []
     for name, body in rows:
-        n = len(str(body["text"]))
+        per_char, mb, status, n = measure(body)
         base, base_mb = plain(n)
-        per_char, mb, status = measure(body)
         out.append((name, n, per_char, mb, status, base, base_mb))
         print(f"{name}: {per_char:.2f} ms/char ({base:.2f} plain), {mb:.1f} MB, {status}", file=sys.stderr, flush=True)
     load = os.getloadavg()

@@ -90,7 +90,10 @@ def test_a_chain_of_aliases_is_applied_once(tenant_a: TenantCtx, joe: Voice) -> 
     assert_speech(samples, rate, expected_rate=16000)
     assert len(samples) / rate < 15  # ten "w1", not 100,000 "w5"
     record = SynthesisRecord.objects.get(pk=response["history-item-id"])
-    assert record.characters == 2 and record.text == "w0"
+    # Billed for what it speaks (ten "w1", 29 characters), not for the 2 it sent: no request costs
+    # more than it bills (docs/limits.md, the cost rule).
+    assert record.characters == len(" ".join(["w1"] * 10)) == 29 and record.text == "w0"
+    assert Usage.objects.get(tenant=tenant_a.tenant).characters == 29
 
 
 def test_a_text_that_would_grow_past_the_bound_is_a_413_naming_the_dictionary(tenant_a: TenantCtx, joe: Voice) -> None:
@@ -339,6 +342,8 @@ def test_a_live_utterance_compiles_once_and_admits_each_piece_before_applying(
     wait_idle()
     assert utterance.add_text(" Then w0 again.")
     wait_idle()
+    # Each piece billed for what the dictionary makes of it: "w0" speaks as ten "w1" (29 characters).
+    assert run.characters == len("First w0.") + 27 + len(" Then w0 again.") + 27
     # At the tenant's cap, a piece is refused before the dictionaries touch it.
     plan = tenant_a.tenant.plan
     plan.max_concurrent_streams = 1

@@ -102,6 +102,16 @@ def spoken_limit(characters: int, plan: Plan) -> int:
     return min(characters_per_request_limit(plan), settings.TTS_DICTIONARY_MAX_EXPANSION * characters + one)
 
 
+def billed_characters(text: str, spoken: str) -> int:
+    """What a text costs once dictionaries have rewritten it: the longer of the two.
+
+    A rule may lengthen a text (an alias up to ``TTS_DICTIONARY_MAX_EXPANSION``
+    times it, plus one replacement): the engine speaks the longer text, so the
+    request is billed for it, and no request costs more than it bills (docs/limits.md).
+    """
+    return max(len(text), len(spoken))
+
+
 class AppliedDictionaries:
     """The versions a request uses, in precedence order; ``apply`` rewrites a text with them."""
 

@@ -39,6 +39,7 @@ from django.db import connections
 from accounts.quota import QuotaExceeded, reserve_characters
 from tts.text.segment import Segment
 
+from .pronunciation_apply import billed_characters
 from .synthesis import synthesis_iter_bytes
 from .synthesis_run import SynthesisRun
 from .synthesis_types import SynthesisCancelled, SynthesisError
@@ -267,8 +268,9 @@ class LiveUtterance:
             self._pending += 1
         try:
             # The run's dictionaries were compiled for its first piece: applying them is one pass.
+            spoken = dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text
             segments = segments_for(
-                dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text,
+                spoken,
                 language=language,
                 normalization=req.normalization,
                 field=req.text_field,
@@ -279,7 +281,9 @@ class LiveUtterance:
                 self._piece_refused()
                 return False
             # The utterance already counted as one request when it opened.
-            reservation = reserve_characters(tenant=req.tenant, characters=len(text), count_request=False)
+            reservation = reserve_characters(
+                tenant=req.tenant, characters=billed_characters(text, spoken), count_request=False
+            )
         except QuotaExceeded as exc:
             self._piece_refused()
             raise SynthesisError.from_quota(exc) from exc

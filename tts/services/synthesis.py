@@ -44,7 +44,7 @@ from .cache import CachedAudio, CachedAudioEncoder, audio_cache, audio_cache_key
 from .engine_scheduler import engine_scheduler, queues_fairly
 from .engines import get_registry, spec_for
 from .history import AudioSink, discard_record_audio, storage_links_files, store_record_audio
-from .pronunciation_apply import dictionaries_for, record_dictionary_uses
+from .pronunciation_apply import billed_characters, dictionaries_for, record_dictionary_uses
 from .recovery import heartbeats
 from .shutdown import refuse_if_draining, stop_if_aborted
 from .stitching import context_characters, stitching_context
@@ -167,7 +167,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         model_id=model_version.model_id,
         text=text if req.enable_logging else "",
         text_logged=req.enable_logging,
-        characters=len(text),
+        characters=billed_characters(text, spoken),
         output_format=req.output_format.name,
         content_type=req.output_format.content_type,
         sample_rate=req.output_format.sample_rate,
@@ -185,7 +185,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
         model_version=model_version,
         spec=spec_for(model_version),
         segments=segments,
-        characters=len(text),
+        characters=billed_characters(text, spoken),
         reservation=Reservation.nothing(req.tenant.pk),  # until the transaction below
         record=record,
         started=started,
