@@ -592,6 +592,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                 timing=timing,
                 ready=ready,
                 context=_context_for(run, index),
+                pace=run.pace,
             )
             pieces = engine_scheduler.iterate(tenant, windows, inline=queues_fairly(engine), cancel=run.stop)
         else:
@@ -615,6 +616,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         counted = False
         for pcm in pieces:
             run.audio_seconds += len(pcm) / engine.sample_rate
+            if run.pace is not None:
+                run.pace.produced(len(pcm) / engine.sample_rate)
             if run.audio_seconds > limit:
                 # Longer than predicted: stop here; the run refunds what was not spoken.
                 raise _audio_limit_error(run.request, limit, f"made more than {limit:.0f} s of audio")
@@ -625,6 +628,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                     counted = True
                 run.mark_first_byte()
                 sink.write(data)
+                if run.pace is not None:
+                    run.pace.item()
                 yield data
         if not counted:
             run.done_segments += 1
@@ -633,6 +638,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     if tail:
         run.mark_first_byte()
         sink.write(tail)
+        if run.pace is not None:
+            run.pace.item()
         yield tail
 
 
