@@ -8,7 +8,8 @@ sent minus the playback time since the first byte; a chunk sent after its
 playback time (its start already played) is an underrun.
 
 An engine asks :func:`is_ahead`: small windows, spread over the cores, while
-the stream is within ``lead_margin_s`` of playback (or late); the rest of a
+the stream is within ``lead_margin_s`` of playback (or late), each holding at
+most :func:`window_seconds` of its lead (so they grow as it does); the rest of a
 sentence decoded the way a whole-file request decodes it once it is further
 ahead than that. The platform sets the margin from ``TTS_STREAM_LEAD_MARGIN_S``
 (``set_lead_margin``).
@@ -44,6 +45,17 @@ def is_ahead(pace: StreamPace | None, margin_s: float | None = None) -> bool:
     if pace is None:
         return False
     return pace.lead_s() >= (lead_margin_s if margin_s is None else margin_s)
+
+
+#: A window within the margin holds up to this many times the stream's lead in audio: engines decode
+#: several times faster than real time even when shared, so it is ready before the lead runs out,
+#: and windows grow about geometrically from the first (fewer small windows, less overlap decoded).
+GROWTH = 2.0
+
+
+def window_seconds(lead_s: float) -> float:
+    """Seconds of audio the next window of a stream ``lead_s`` ahead of playback may hold (0: the smallest)."""
+    return max(0.0, lead_s) * GROWTH
 
 
 class StreamLead:

@@ -62,7 +62,7 @@ from .onnx_attention import banded_relative_attention
 from .onnx_conv2d import convs_as_2d
 from .onnx_noise import noise_size, run_with_noise, seedable_graph
 from .onnx_split import WindowedParts
-from .pacing import AHEAD, LATE, WHOLE, is_ahead
+from .pacing import AHEAD, LATE, WHOLE, is_ahead, window_seconds
 from .piper_frontend import PiperFrontend, read_piper_config
 from .windows import Window, plan_windows, split_evenly
 from .work_pool import PoolClosed, WorkPool
@@ -272,7 +272,8 @@ class PiperOnnxEngine:
 
         With ``pace`` (the stream's lead over playback, ``tts.inference.pacing``): small
         windows, one per worker at a time at the late streams' priority, while the stream
-        is within the lead margin; once it is further ahead, the rest of the sentence in
+        is within the lead margin, each holding about what the lead covers (growing with
+        it from ``window_frames``); once it is further ahead, the rest of the sentence in
         the few large windows a whole-file request would use, behind whole-file work.
         """
         if not phoneme_ids or self._parts is None:
@@ -323,10 +324,10 @@ class PiperOnnxEngine:
                         windows = self._plan(frames, first=size, size=size, start=start)
                         priority = AHEAD
                     else:
-                        # The listener waits: one small window per worker, ahead of whole-file work.
-                        rest = frames - start - (first if start == 0 else 0)
-                        even = split_evenly(max(rest, 1), self.concurrency, minimum=MIN_SPLIT_FRAMES)
-                        size = min(self.chunk_frames, even)
+                        # The listener waits: one window per worker, ahead of whole-file work, each
+                        # holding about what the lead covers (they grow with it), none over chunk_frames.
+                        grow = int(window_seconds(pace.lead_s()) * self.sample_rate / self.hop_length)
+                        size = max(first, min(self.chunk_frames, grow))
                         windows = self._plan(
                             frames,
                             first=first if start == 0 else size,

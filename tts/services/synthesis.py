@@ -20,7 +20,7 @@ import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from typing import Any, cast
 
@@ -34,6 +34,7 @@ from accounts.ratelimit import LimitExceeded
 from infra.lean_insert import insert
 from tts.audio.encode import make_encoder
 from tts.inference.engine import Engine, EngineError, SynthesisParams, derive_seed
+from tts.inference.pacing import is_ahead
 from tts.inference.work_pool import WorkCancelled
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.segment import Segment
@@ -436,9 +437,14 @@ def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams
 
 
 def _synthesize_ahead(
-    run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int
+    run: SynthesisRun, engine: Engine, ahead: int | Callable[[], int], silence_ms: int
 ) -> Iterator[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
     """Segments in order (with their index), each with its synthesis already queued, ``ahead`` at a time.
+
+    ``ahead`` may be a callable, asked before each segment is queued: a stream
+    comfortably ahead of its listener synthesizes its next segments whole and
+    side by side as a whole-file request does, one still close to playback
+    takes them one at a time (``None`` in the tuple: the caller decodes it in windows).
 
     Queued on the fair scheduler under the tenant, so that a tenant running many
     streams takes its turn with the others. With ``ahead`` 1 nothing is queued
@@ -449,14 +455,21 @@ def _synthesize_ahead(
     not receive.
     """
     source = enumerate(run.segments if run.segment_source is None else run.segment_source)
-    if ahead <= 1:
+    if not callable(ahead) and ahead <= 1:
         for index, segment in source:
             yield index, segment, None
         return
+    how_many = ahead if callable(ahead) else lambda: ahead
     pending: deque[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
     try:
         while True:
-            while len(pending) < ahead and (upcoming := next(source, None)) is not None:
+            if not pending and how_many() <= 1:
+                upcoming = next(source, None)
+                if upcoming is None:
+                    return
+                yield upcoming[0], upcoming[1], None
+                continue
+            while len(pending) < how_many() and (upcoming := next(source, None)) is not None:
                 index, segment = upcoming
                 params = _params_for(run, engine, segment, index)
                 future = engine_scheduler.submit(
@@ -569,7 +582,13 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     silence = settings.TTS_SENTENCE_SILENCE_MS
     # Known text on an engine that runs several syntheses at once: the next
     # segment is synthesized while this one is sent (at most that many ahead).
-    ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
+    workers = max(1, int(getattr(engine, "concurrency", 1)))
+    ahead: int | Callable[[], int] = 1 if windowed or live else workers
+    if windowed and not live and run.pace is not None:
+        # A stream comfortably ahead of its listener: its next segments whole, side by side, as a
+        # whole-file request makes them; close to playback (or late), in windows, one at a time.
+        pace = run.pace
+        ahead = lambda: workers if is_ahead(pace) else 1  # noqa: E731
     limit = audio_seconds_limit(run.request.tenant.plan)
     for index, segment, done in _synthesize_ahead(run, engine, ahead, silence):
         stop_if_aborted()
@@ -578,7 +597,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         tenant = run.request.tenant.pk
-        if windowed:
+        if windowed and done is None:
             timing = SegmentTiming()
             params = _params_for(run, engine, segment, index)
             # On the timeline as soon as the segment's timing is whole: before its
