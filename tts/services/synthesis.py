@@ -577,7 +577,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     # work in between (decoding later sentences whole, ahead, was measured: no
     # gain in throughput on a quiet machine, and a longer wait for the other
     # tenant; docs/benchmarks.md). A whole-file request takes the engine's
-    # cheapest whole-sentence path instead.
+    # cheapest whole-sentence path instead, and so does a stream once it is
+    # comfortably ahead of its listener (``run.pace``, below: #28).
     windowed = not run.whole and _decodes_in_windows(engine)
     silence = settings.TTS_SENTENCE_SILENCE_MS
     # Known text on an engine that runs several syntheses at once: the next
