@@ -276,9 +276,9 @@ def test_an_adaptive_stream_matches_the_whole_sentence_at_every_switch(
     windowed.max_window_frames = 160  # several large windows: joins between them too
     try:
         # Asked before the encoder, then twice before each batch (ahead? how large?): waiting
-        # (two first windows), 1 s ahead (a window of about 2 s of audio), then far ahead (the
+        # (two first windows), 0.5 s ahead (a window of about 1 s of audio), then far ahead (the
         # rest in large windows); and ahead from the start.
-        script = ScriptedPace([0.0, 0.0, 0.0, 1.0, 1.0, 60.0])
+        script = ScriptedPace([0.0, 0.0, 0.0, 0.5, 0.5, 60.0])
         late_then_ahead = list(windowed.iter_synthesize_ids(ids, QUIET, pace=script))
         ahead = list(windowed.iter_synthesize_ids(ids, QUIET, pace=ScriptedPace([60.0])))
     finally:
@@ -300,6 +300,6 @@ def test_an_adaptive_stream_matches_the_whole_sentence_at_every_switch(
     sizes = [len(p.audio) // 256 for p in late_then_ahead]
     # Both switches happened: small first windows, one as large as the lead covers, then large ones.
     assert sizes[:2] == [windowed.window_frames] * 2, sizes
-    assert sizes[2] == int(2 * 1.0 * 22050 / 256) and all(n <= 160 for n in sizes[3:]), sizes
+    assert sizes[2] == int(2 * 0.5 * 22050 / 256) and all(n <= 160 for n in sizes[3:]), sizes
     # Ahead from the start: only a whole-file request's windows (none small, none over the bound).
     assert all(windowed.window_frames < n <= 160 for n in (len(p.audio) // 256 for p in ahead))

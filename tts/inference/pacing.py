@@ -31,7 +31,7 @@ from .engine import StreamPace
 LATE, WHOLE, AHEAD = 0, 1, 2
 
 #: Seconds of audio a stream must be ahead of playback before its engine decodes in large windows.
-lead_margin_s = 2.0
+lead_margin_s = 1.0
 
 
 def set_lead_margin(seconds: float) -> None:
