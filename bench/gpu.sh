@@ -37,3 +37,11 @@ if "$PY" -c 'import onnxruntime, sys; sys.exit("CUDAExecutionProvider" not in on
 else
   echo "onnxruntime has no CUDA provider (pip install onnxruntime-gpu): windowed ONNX on GPU skipped" >&2
 fi
+
+# The adaptive stream path (#28): the paced windows equal the whole decode at every switch of
+# window size, then what a stream costs beside the whole file (the platform's Piper engine
+# takes the CUDA provider when onnxruntime-gpu is installed, else this measures the CPU).
+"$PY" -m pytest -q -p no:cacheprovider tests/inference/test_piper_onnx_windowed.py -k adaptive
+cost_out="bench/results/stream-cost-gpu-$(date +%Y%m%d-%H%M%S).md"
+timeout 600 "$PY" bench/bench_stream_cost.py --rounds 2 | tee "$cost_out"
+echo "written: $cost_out" >&2

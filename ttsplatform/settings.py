@@ -455,6 +455,10 @@ TTS_WS_MAX_MESSAGES_PER_S = env_int("TTS_WS_MAX_MESSAGES_PER_S", 100, minimum=1)
 # synthesis with it, until half went out; 0 = no bound. A connection paused this long is
 # aborted, its run cancelled with the unspoken characters refunded.
 TTS_STREAM_MAX_UNSENT_BYTES = env_int("TTS_STREAM_MAX_UNSENT_BYTES", 1024 * 1024, minimum=0)
+# A stream's windowed engine decodes small windows (first audio early, spread over the cores) while
+# the audio sent is less than this many seconds ahead of real-time playback, and the rest of a
+# sentence in a whole-file request's large windows once further ahead (tts/inference/pacing.py).
+TTS_STREAM_LEAD_MARGIN_MS = env_int("TTS_STREAM_LEAD_MARGIN_MS", 1000, minimum=0)
 TTS_STREAM_SEND_TIMEOUT_S = env_int("TTS_STREAM_SEND_TIMEOUT_S", 60, minimum=1)
 # Open WebSockets re-check their key (revoked, expired, tenant suspended) this often.
 TTS_WS_AUTH_RECHECK_S = env_int("TTS_WS_AUTH_RECHECK_S", 10, minimum=1)

@@ -251,3 +251,55 @@ def test_no_run_decodes_more_than_the_window_bound(engines: tuple[PiperOnnxEngin
     assert len(audio) == len(streamed) > 2 * 22050 * 10
     bound = windowed.max_window_frames + 2 * parts.parts.decoder_overlap
     assert decoded and max(decoded) <= bound
+
+
+class ScriptedPace:
+    """A stream's pace that reads from a script: late, then ahead, then late again..."""
+
+    def __init__(self, leads: list[float]) -> None:
+        self.leads = leads
+        self.calls = 0
+
+    def lead_s(self) -> float:
+        lead = self.leads[min(self.calls, len(self.leads) - 1)]
+        self.calls += 1
+        return lead
+
+
+def test_an_adaptive_stream_matches_the_whole_sentence_at_every_switch(
+    engines: tuple[PiperOnnxEngine, PiperOnnxEngine],
+) -> None:
+    whole, windowed = engines
+    ids = ids_of(windowed, SENTENCE)
+    reference = whole.synthesize_ids(ids, QUIET)
+    old_max = windowed.max_window_frames
+    windowed.max_window_frames = 160  # several large windows: joins between them too
+    try:
+        # Asked before the encoder, then twice before each batch (ahead? how large?): waiting
+        # (two first windows), 0.5 s ahead (a window of about 1 s of audio), then far ahead (the
+        # rest in large windows); and ahead from the start.
+        script = ScriptedPace([0.0, 0.0, 0.0, 0.5, 0.5, 60.0])
+        late_then_ahead = list(windowed.iter_synthesize_ids(ids, QUIET, pace=script))
+        ahead = list(windowed.iter_synthesize_ids(ids, QUIET, pace=ScriptedPace([60.0])))
+    finally:
+        windowed.max_window_frames = old_max
+    for pieces in (late_then_ahead, ahead):
+        sizes = [len(p.audio) // 256 for p in pieces]
+        audio = np.concatenate([p.audio for p in pieces])
+        assert len(audio) == len(reference.audio)
+        assert pieces[0].phoneme_samples is not None and all(p.phoneme_samples is None for p in pieces[1:])
+        snr = snr_db(reference.audio, audio)
+        print(f"adaptive stream vs whole-sentence decode: {snr:.1f} dB, windows {sizes}")
+        assert snr >= MIN_SNR_DB
+        joins = np.cumsum([len(p.audio) for p in pieces])[:-1]
+        for join in joins:
+            near = slice(join - 256, join + 256)
+            assert np.max(np.abs(audio[near] - reference.audio[near])) < 1e-3
+            step = abs(float(audio[join]) - float(audio[join - 1]))
+            assert step <= np.max(np.abs(np.diff(reference.audio[near]))) + 1e-4
+    sizes = [len(p.audio) // 256 for p in late_then_ahead]
+    # Both switches happened: small first windows, one as large as the lead covers, then large ones.
+    assert sizes[:2] == [windowed.window_frames] * 2, sizes
+    assert sizes[2] == int(2 * 0.5 * 22050 / 256) and all(n <= 160 for n in sizes[3:]), sizes
+    # Ahead from the start: only a whole-file request's windows (none small, none over the bound).
+    assert all(windowed.window_frames < n <= 160 for n in (len(p.audio) // 256 for p in ahead))

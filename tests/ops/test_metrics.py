@@ -52,6 +52,8 @@ def test_it_counts_requests_characters_audio_and_latency(tenant_a: TenantCtx, jo
     )
     assert moved("tts_cache_requests_total", result="miss") + moved("tts_cache_requests_total", result="hit") == 1
     assert value(after, "tts_engine_queue_depth") == 0, "nothing is left in flight"
+    assert value(after, "tts_cache_hits_per_cpu_second") >= 0 and ("tts_cache_hits_per_cpu_second", ()) in after
+    assert ("tts_stream_underruns_total", ()) in after and ("tts_stream_lead_seconds_count", ()) in after
     loaded = ("tts_models_loaded", (("engine", "piper-onnx"), ("model_version", str(record.model_version_id))))
     assert loaded in after, "the version that served the request is listed as loaded"
 

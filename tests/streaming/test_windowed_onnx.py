@@ -38,6 +38,14 @@ def request(ctx: TenantCtx, output_format: str, text: str = SENTENCE, **fields: 
     )
 
 
+def stream_chunks_paced(url: str) -> float:
+    """``tts_stream_lead_seconds_count`` of the server at ``url``: chunks its streams' paces counted."""
+    for line in httpx.get(f"{url}/metrics", timeout=30).text.splitlines():
+        if line.startswith("tts_stream_lead_seconds_count"):
+            return float(line.split()[-1])
+    return 0.0
+
+
 @pytest.mark.django_db
 def test_the_pipeline_streams_inside_one_sentence(tenant_a: TenantCtx, joe_windowed: Voice) -> None:
     run = synthesis_prepare(request(tenant_a, "pcm_22050"))
@@ -78,6 +86,7 @@ def test_a_whole_file_decodes_whole_sentences(
 def test_http_and_sse_stream_inside_one_sentence(
     live_server_url: str, tenant_a: TenantCtx, joe_windowed: Voice
 ) -> None:
+    sent_before = stream_chunks_paced(live_server_url)
     with httpx.stream(
         "POST",
         f"{live_server_url}/v1/text-to-speech/joe/stream?output_format=pcm_22050",
@@ -90,6 +99,8 @@ def test_http_and_sse_stream_inside_one_sentence(
     assert len(chunks) >= 3
     samples, rate = decode_audio(b"".join(chunks), "pcm_22050")
     assert_speech(samples, rate, expected_rate=22050, text=SENTENCE)
+    # Its pace was measured from what went out: every chunk handed to the connection counted.
+    assert stream_chunks_paced(live_server_url) - sent_before >= 2
 
     with httpx.stream(
         "POST",

@@ -17,7 +17,10 @@ Every ONNX run goes through one ``WorkPool`` per engine: one worker per core
 at ``TTS_ENGINE_THREADS`` (default 1) intra-op threads each. A sentence's
 windows are queued together, so a request alone spreads them over every core,
 and concurrent requests share the same workers side by side; nothing to tune.
-Encoder runs and first windows go ahead of later windows. A whole-file
+Three priorities (``tts.inference.pacing``): a stream's encoder runs and
+windows while it is within the lead margin of playback (the listener waits)
+first, then whole-file work, then streams comfortably ahead (and, for a
+stream without a pace, its later windows). A whole-file
 request (``synthesize_ids``) cuts the sentence into as many equal windows as
 there are workers free for it (one window, no overlap, when the engine is
 busy with work as urgent; workers decoding streams' later windows count as
@@ -40,6 +43,7 @@ the files on disk, parts included, keep their hashes.
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import weakref
@@ -52,12 +56,13 @@ import numpy as np
 import onnx
 import onnxruntime
 
-from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
+from .engine import EngineError, EngineOutput, ModelSpec, StreamPace, SynthesisParams, check_phoneme_ids
 from .onnx_arena import use_shared_arena
 from .onnx_attention import banded_relative_attention
 from .onnx_conv2d import convs_as_2d
 from .onnx_noise import noise_size, run_with_noise, seedable_graph
 from .onnx_split import WindowedParts
+from .pacing import AHEAD, LATE, WHOLE, is_ahead, window_seconds
 from .piper_frontend import PiperFrontend, read_piper_config
 from .windows import Window, plan_windows, split_evenly
 from .work_pool import PoolClosed, WorkPool
@@ -73,7 +78,6 @@ MIN_SPLIT_FRAMES = 96
 # The most one whole-file window decodes: the process's ONNX Runtime arena keeps about what the
 # largest concurrent runs needed, so this bounds it whatever the sentence (stream windows are smaller).
 MAX_WINDOW_FRAMES = 512
-FIRST, LATER = 0, 1  # pool priorities
 
 ResultT = TypeVar("ResultT")
 
@@ -236,15 +240,15 @@ class PiperOnnxEngine:
         feed = self._feed(phoneme_ids, params)
         parts = self._parts
         if parts is None:
-            return self._result(self._pool.submit(lambda: self._run_whole(feed, params.seed), priority=FIRST))
-        prior = self._prior(parts, feed, params.seed)
-        # Over the workers that take FIRST work next: those decoding later windows of streams
+            return self._result(self._pool.submit(lambda: self._run_whole(feed, params.seed), priority=WHOLE))
+        prior = self._prior(parts, feed, params.seed, priority=WHOLE)
+        # Over the workers that take WHOLE work next: those decoding later windows of streams
         # come to these windows before their own queue, so a short request beside busy streams
         # still uses every core (and waits for at most one window on each).
-        idle = self._pool.idle(FIRST)
+        idle = self._pool.idle(WHOLE)
         size = split_evenly(prior.frames, idle, minimum=MIN_SPLIT_FRAMES, maximum=self.max_window_frames)
         windows = self._plan(prior.frames, first=size, size=size)
-        futures = [self._pool.submit(_window_task(parts, prior, w), priority=FIRST) for w in windows]
+        futures = [self._pool.submit(_window_task(parts, prior, w), priority=WHOLE) for w in windows]
         try:
             audio = np.concatenate([self._result(f) for f in futures])
         finally:
@@ -253,27 +257,41 @@ class PiperOnnxEngine:
         return EngineOutput(audio, self.sample_rate, prior.samples)
 
     def iter_synthesize_ids(
-        self, phoneme_ids: Sequence[int], params: SynthesisParams, *, window_frames: int | None = None
+        self,
+        phoneme_ids: Sequence[int],
+        params: SynthesisParams,
+        *,
+        window_frames: int | None = None,
+        pace: StreamPace | None = None,
     ) -> Iterator[EngineOutput]:
         """Audio in pieces, the first after ``window_frames`` latent frames are decoded.
 
         The pieces concatenate to the whole-sentence decode's audio (up to
         float rounding); the first carries ``phoneme_samples`` for the whole
         sentence. Without a split model, one piece.
+
+        With ``pace`` (the stream's lead over playback, ``tts.inference.pacing``): small
+        windows, one per worker at a time at the late streams' priority, while the stream
+        is within the lead margin, each holding about what the lead covers (growing with
+        it from ``window_frames``); once it is further ahead, the rest of the sentence in
+        the few large windows a whole-file request would use, behind whole-file work.
         """
         if not phoneme_ids or self._parts is None:
             yield self.synthesize_ids(phoneme_ids, params)
             return
         parts = self._parts
         feed = self._feed(phoneme_ids, params)
-        prior = self._prior(parts, feed, params.seed)
         first = max(1, window_frames or self.window_frames)
+        if pace is not None:
+            yield from self._iter_paced(parts, feed, params.seed, first, pace)
+            return
+        prior = self._prior(parts, feed, params.seed)
         rest = max(0, prior.frames - first)
         # Later windows: enough of them for every worker, none larger than chunk_frames.
         size = min(self.chunk_frames, split_evenly(rest, self.concurrency, minimum=MIN_SPLIT_FRAMES)) if rest else first
         windows = self._plan(prior.frames, first=first, size=max(size, 1))
         futures = [
-            self._pool.submit(_window_task(parts, prior, w), priority=FIRST if i == 0 else LATER)
+            self._pool.submit(_window_task(parts, prior, w), priority=LATE if i == 0 else AHEAD)
             for i, w in enumerate(windows)
         ]
         try:
@@ -283,19 +301,65 @@ class PiperOnnxEngine:
             for future in futures:  # a caller that stops early frees the workers
                 future.cancel()
 
+    def _iter_paced(
+        self, parts: _Parts, feed: dict[str, np.ndarray], seed: int | None, first: int, pace: StreamPace
+    ) -> Iterator[EngineOutput]:
+        """``iter_synthesize_ids`` for a stream: the window size follows the stream's lead, window by window."""
+        prior = self._prior(parts, feed, seed, priority=AHEAD if is_ahead(pace) else LATE)
+        frames = prior.frames
+        start = 0
+        pending: collections.deque[Future[np.ndarray]] = collections.deque()
+        index = 0
+        try:
+            while start < frames or pending:
+                if start < frames and len(pending) < self.concurrency:
+                    if is_ahead(pace):
+                        # Comfortably ahead: the rest as a whole-file request cuts it, behind that work.
+                        size = split_evenly(
+                            frames - start,
+                            self._pool.idle(AHEAD),
+                            minimum=MIN_SPLIT_FRAMES,
+                            maximum=self.max_window_frames,
+                        )
+                        windows = self._plan(frames, first=size, size=size, start=start)
+                        priority = AHEAD
+                    else:
+                        # The listener waits: one window per worker, ahead of whole-file work, each
+                        # holding about what the lead covers (they grow with it), none over chunk_frames.
+                        grow = int(window_seconds(pace.lead_s()) * self.sample_rate / self.hop_length)
+                        size = max(first, min(self.chunk_frames, grow))
+                        windows = self._plan(
+                            frames,
+                            first=first if start == 0 else size,
+                            size=size,
+                            start=start,
+                            count=self.concurrency - len(pending),
+                        )
+                        priority = LATE
+                    for window in windows:
+                        pending.append(self._pool.submit(_window_task(parts, prior, window), priority=priority))
+                    start = windows[-1].core[1]
+                future = pending.popleft()
+                audio = self._result(future)
+                yield EngineOutput(audio, self.sample_rate, prior.samples if index == 0 else None)
+                index += 1
+        finally:
+            for future in pending:  # a caller that stops early frees the workers
+                future.cancel()
+
     def close(self) -> None:
         self._finalizer()
         self.session = None
         self._parts = None
 
-    def _prior(self, parts: _Parts, feed: dict[str, np.ndarray], seed: int | None) -> _Prior:
+    def _prior(self, parts: _Parts, feed: dict[str, np.ndarray], seed: int | None, *, priority: int = LATE) -> _Prior:
         pool = self._pool
         # Decided when the run starts: alone = no other worker busy and nothing queued.
         return self._result(
-            pool.submit(lambda: parts.prior(feed, seed, alone=pool.idle() == pool.workers - 1), priority=FIRST)
+            pool.submit(lambda: parts.prior(feed, seed, alone=pool.idle() == pool.workers - 1), priority=priority)
         )
 
-    def _plan(self, frames: int, *, first: int, size: int) -> list[Window]:
+    def _plan(self, frames: int, *, first: int, size: int, start: int = 0, count: int = 0) -> list[Window]:
         assert self._parts is not None
         parts = self._parts.parts
         return plan_windows(
@@ -304,6 +368,8 @@ class PiperOnnxEngine:
             size=size,
             decoder_overlap=parts.decoder_overlap,
             flow_overlap=parts.flow_overlap,
+            start=start,
+            count=count,
         )
 
     def _feed(self, phoneme_ids: Sequence[int], params: SynthesisParams) -> dict[str, np.ndarray]:

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from .batcher import BatcherClosed, DynamicBatcher, bucket_length
-from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
+from .engine import EngineError, EngineOutput, ModelSpec, StreamPace, SynthesisParams, check_phoneme_ids
 from .piper_frontend import PiperFrontend, read_piper_config
 from .vits.decoder import decoder_receptive_field
 from .vits.flows import flow_receptive_field
@@ -165,12 +165,19 @@ class VitsTorchEngine:
         return EngineOutput(audio, self.sample_rate, pieces[0].phoneme_samples)
 
     def iter_synthesize_ids(
-        self, phoneme_ids: Sequence[int], params: SynthesisParams, *, window_frames: int | None = None
+        self,
+        phoneme_ids: Sequence[int],
+        params: SynthesisParams,
+        *,
+        window_frames: int | None = None,
+        pace: StreamPace | None = None,
     ) -> Iterator[EngineOutput]:
         """Audio in pieces, the first after ``window_frames`` latent frames are decoded.
 
         The pieces concatenate to ``synthesize_ids``'s audio (up to float
         rounding); the first carries ``phoneme_samples`` for the whole segment.
+        ``pace`` is accepted (the engines' shared signature) and not used yet: this
+        engine's windows are batched across streams (``batcher``) rather than paced.
         """
         return self._synthesize(phoneme_ids, params, first_window=window_frames or self.window_frames, streaming=True)
 

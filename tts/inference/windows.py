@@ -24,16 +24,20 @@ class Window:
     flow: tuple[int, int]
 
 
-def plan_windows(frames: int, *, first: int, size: int, decoder_overlap: int, flow_overlap: int) -> list[Window]:
+def plan_windows(
+    frames: int, *, first: int, size: int, decoder_overlap: int, flow_overlap: int, start: int = 0, count: int = 0
+) -> list[Window]:
     """Cover ``frames`` with cores of ``first``, then ``size`` frames, each with its context.
+
+    ``start``: the first core begins there (the frames before it are decoded
+    already); ``count`` > 0: at most that many windows (the rest planned later).
 
     A remainder under half a window joins the window before it (unless that is
     a short first window, which is there for latency): fewer, larger windows
     repeat less overlap.
     """
     windows: list[Window] = []
-    start = 0
-    while start < frames:
+    while start < frames and (count <= 0 or len(windows) < count):
         core = first if not windows else size
         end = min(frames, start + core)
         if core >= size and frames - end < size // 2:

@@ -7,6 +7,7 @@ import functools
 from django.conf import settings
 
 from tts.inference.engine import ModelSpec
+from tts.inference.pacing import set_lead_margin
 from tts.inference.registry import EngineRegistry
 from tts.inference.work_pool import set_worker_nice
 from tts.models import ModelVersion
@@ -15,6 +16,7 @@ from tts.models import ModelVersion
 @functools.cache
 def get_registry() -> EngineRegistry:
     set_worker_nice(settings.TTS_ENGINE_NICE)
+    set_lead_margin(settings.TTS_STREAM_LEAD_MARGIN_MS / 1000)
     return EngineRegistry(
         settings.TTS_ENGINES, threads=settings.TTS_ENGINE_THREADS, max_loaded=settings.TTS_ENGINE_MAX_LOADED
     )

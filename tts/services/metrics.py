@@ -8,6 +8,7 @@ Scraped with every other metric of the process at ``/metrics`` (``infra/metrics.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
@@ -36,6 +37,40 @@ SYNTHESIS_TTFB = Histogram(
 CHARACTERS = Counter("tts_characters", "Characters synthesized (billed), by source.", ["source"])
 AUDIO_SECONDS = Counter("tts_audio_seconds", "Seconds of audio produced, by source.", ["source"])
 CACHE_REQUESTS = Counter("tts_cache_requests", "Synthesis cache lookups, by result (hit or miss).", ["result"])
+
+
+# Streams (tts/inference/pacing.py): how far ahead of its listener's playback each chunk went out,
+# and chunks that went out after their playback time (counting from the stream's first byte).
+STREAM_LEAD = Histogram(
+    "tts_stream_lead_seconds",
+    "Per chunk sent on a stream: seconds of audio already sent beyond real-time playback from its first byte.",
+    buckets=(-1.0, -0.1, 0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 120.0),
+)
+STREAM_UNDERRUNS = Counter("tts_stream_underruns", "Stream chunks sent after their playback time (an underrun).")
+
+
+def stream_chunk_sent(lead_s: float, late: bool) -> None:
+    """A stream handed a chunk to its connection ``lead_s`` ahead of playback (``StreamLead``'s hook)."""
+    STREAM_LEAD.observe(lead_s)
+    if late:
+        STREAM_UNDERRUNS.inc()
+
+
+class _CacheHitsPerCpuCollector(Collector):
+    """Cache hits per CPU-second this process spent: a figure that does not grow with the core count."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        hits = CACHE_REQUESTS.labels("hit")._value.get()
+        cpu = time.process_time()
+        family = GaugeMetricFamily(
+            "tts_cache_hits_per_cpu_second", "Synthesis cache hits per CPU-second of this process since start."
+        )
+        family.add_metric([], hits / cpu if cpu > 0 else 0.0)
+        yield family
+
+
+_cache_hits_per_cpu_collector = _CacheHitsPerCpuCollector()
+REGISTRY.register(_cache_hits_per_cpu_collector)
 
 
 def _engine_queue_depth() -> int:

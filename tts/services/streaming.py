@@ -37,8 +37,10 @@ from django.conf import settings
 from django.db import connections
 
 from accounts.quota import QuotaExceeded, reserve_characters
+from tts.inference.pacing import StreamLead
 from tts.text.segment import Segment
 
+from . import metrics
 from .pronunciation_apply import billed_characters
 from .synthesis import synthesis_iter_bytes
 from .synthesis_run import SynthesisRun
@@ -70,8 +72,11 @@ class ThreadedStream(Generic[T]):
         stop: Callable[[], None] | None = None,
         prefetch: bool = True,
         name: str = "tts-stream",
+        sent: Callable[[], None] | None = None,
     ) -> None:
         self._make_iter = make_iter
+        #: Called from asyncio as each item is handed to the connection (the stream's pace).
+        self._sent = sent
         #: Runs at once on the thread that closes the stream (never blocks): stops the engine work.
         self._stop = stop
         #: Runs on the stream's thread when it is closed before the generator ever
@@ -140,6 +145,8 @@ class ThreadedStream(Generic[T]):
         if item is _END:
             self.close()
             raise StopAsyncIteration
+        if self._sent is not None:
+            self._sent()
         with self._lock:
             if self.prefetch and not self._closed:
                 self._pending = self._executor.submit(self._step)
@@ -166,10 +173,17 @@ class ThreadedStream(Generic[T]):
 def run_stream(run: SynthesisRun, make_iter: Callable[[], Iterator[T]], *, name: str) -> ThreadedStream[T]:
     """``make_iter()`` (a generator over ``run``'s pipeline) on its own thread, owned by ``run``.
 
-    Every stream of a run is made here, so each one, whatever the route, cancels
-    the run if it never started and stops its engine work the moment it closes.
+    Every stream of a run is made here, so each one, whatever the route (chunked HTTP,
+    SSE, timestamps, both WebSockets and Wyoming through the utterance driver), cancels
+    the run if it never started, stops its engine work the moment it closes, and
+    measures its lead over playback from what it hands the connection (``run.pace``,
+    which the windowed engines read: small windows only while the listener waits).
     """
-    return ThreadedStream(make_iter, abandon=run.cancel, stop=run.stop.set, name=f"{name}-{run.record.pk}")
+    if run.pace is None:
+        run.pace = StreamLead(on_sent=metrics.stream_chunk_sent)
+    return ThreadedStream(
+        make_iter, abandon=run.cancel, stop=run.stop.set, name=f"{name}-{run.record.pk}", sent=run.pace.sent
+    )
 
 
 def stream_synthesis(run: SynthesisRun) -> ThreadedStream[bytes]:

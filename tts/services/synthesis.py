@@ -20,7 +20,7 @@ import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from typing import Any, cast
 
@@ -34,6 +34,7 @@ from accounts.ratelimit import LimitExceeded
 from infra.lean_insert import insert
 from tts.audio.encode import make_encoder
 from tts.inference.engine import Engine, EngineError, InputTooLong, SynthesisParams, derive_seed
+from tts.inference.pacing import is_ahead
 from tts.inference.work_pool import WorkCancelled
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.segment import Segment
@@ -441,9 +442,14 @@ def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams
 
 
 def _synthesize_ahead(
-    run: SynthesisRun, engine: Engine, ahead: int, silence_ms: int
+    run: SynthesisRun, engine: Engine, ahead: int | Callable[[], int], silence_ms: int
 ) -> Iterator[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]] | None]]:
     """Segments in order (with their index), each with its synthesis already queued, ``ahead`` at a time.
+
+    ``ahead`` may be a callable, asked before each segment is queued: a stream
+    comfortably ahead of its listener synthesizes its next segments whole and
+    side by side as a whole-file request does, one still close to playback
+    takes them one at a time (``None`` in the tuple: the caller decodes it in windows).
 
     Queued on the fair scheduler under the tenant, so that a tenant running many
     streams takes its turn with the others. With ``ahead`` 1 nothing is queued
@@ -454,14 +460,21 @@ def _synthesize_ahead(
     not receive.
     """
     source = enumerate(run.segments if run.segment_source is None else run.segment_source)
-    if ahead <= 1:
+    if not callable(ahead) and ahead <= 1:
         for index, segment in source:
             yield index, segment, None
         return
+    how_many = ahead if callable(ahead) else lambda: ahead
     pending: deque[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
     try:
         while True:
-            while len(pending) < ahead and (upcoming := next(source, None)) is not None:
+            if not pending and how_many() <= 1:
+                upcoming = next(source, None)
+                if upcoming is None:
+                    return
+                yield upcoming[0], upcoming[1], None
+                continue
+            while len(pending) < how_many() and (upcoming := next(source, None)) is not None:
                 index, segment = upcoming
                 params = _params_for(run, engine, segment, index)
                 future = engine_scheduler.submit(
@@ -580,12 +593,19 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     # work in between (decoding later sentences whole, ahead, was measured: no
     # gain in throughput on a quiet machine, and a longer wait for the other
     # tenant; docs/benchmarks.md). A whole-file request takes the engine's
-    # cheapest whole-sentence path instead.
+    # cheapest whole-sentence path instead, and so does a stream once it is
+    # comfortably ahead of its listener (``run.pace``, below: #28).
     windowed = not run.whole and _decodes_in_windows(engine)
     silence = settings.TTS_SENTENCE_SILENCE_MS
     # Known text on an engine that runs several syntheses at once: the next
     # segment is synthesized while this one is sent (at most that many ahead).
-    ahead = 1 if windowed or live else max(1, int(getattr(engine, "concurrency", 1)))
+    workers = max(1, int(getattr(engine, "concurrency", 1)))
+    ahead: int | Callable[[], int] = 1 if windowed or live else workers
+    if windowed and not live and run.pace is not None:
+        # A stream comfortably ahead of its listener: its next segments whole, side by side, as a
+        # whole-file request makes them; close to playback (or late), in windows, one at a time.
+        pace = run.pace
+        ahead = lambda: workers if is_ahead(pace) else 1  # noqa: E731
     limit = audio_seconds_limit(run.request.tenant.plan)
     for index, segment, done in _synthesize_ahead(run, engine, ahead, silence):
         stop_if_aborted()
@@ -594,7 +614,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         segment_start = run.audio_seconds
         pieces: Iterator[np.ndarray]
         tenant = run.request.tenant.pk
-        if windowed:
+        if windowed and done is None:
             timing = SegmentTiming()
             params = _params_for(run, engine, segment, index)
             # On the timeline as soon as the segment's timing is whole: before its
@@ -608,6 +628,7 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                 timing=timing,
                 ready=ready,
                 context=_context_for(run, index),
+                pace=run.pace,
             )
             pieces = engine_scheduler.iterate(tenant, windows, inline=queues_fairly(engine), cancel=run.stop)
         else:
@@ -631,6 +652,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
         counted = False
         for pcm in pieces:
             run.audio_seconds += len(pcm) / engine.sample_rate
+            if run.pace is not None:
+                run.pace.produced(len(pcm) / engine.sample_rate)
             if run.audio_seconds > limit:
                 # Longer than predicted: stop here; the run refunds what was not spoken.
                 raise _audio_limit_error(run.request, limit, f"made more than {limit:.0f} s of audio")
@@ -641,6 +664,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
                     counted = True
                 run.mark_first_byte()
                 sink.write(data)
+                if run.pace is not None:
+                    run.pace.item()
                 yield data
         if not counted:
             run.done_segments += 1
@@ -649,6 +674,8 @@ def _encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTime
     if tail:
         run.mark_first_byte()
         sink.write(tail)
+        if run.pace is not None:
+            run.pace.item()
         yield tail
 
 

@@ -30,6 +30,7 @@ from accounts.quota import Reservation, refund_characters
 from accounts.ratelimit import LimitExceeded
 from tts.audio.encode import StreamEncoder
 from tts.inference.engine import ModelSpec
+from tts.inference.pacing import StreamLead
 from tts.inference.work_pool import CancelSignal
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.text.segment import Segment
@@ -104,6 +105,9 @@ class SynthesisRun:
     #: otherwise than in success): engine work it queued and has not started is dropped,
     #: and no further segment, sentence or window starts (``tts.inference.work_pool``).
     stop: CancelSignal = field(default_factory=CancelSignal, repr=False)
+    #: A stream's lead over playback (``run_stream`` sets it): windowed engines decode small
+    #: windows only while it is within ``TTS_STREAM_LEAD_MARGIN_S`` (``tts.inference.pacing``).
+    pace: StreamLead | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- accounting ----------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 
-from tts.inference.engine import Engine, EngineOutput, SynthesisParams, derive_seed, max_phoneme_ids
+from tts.inference.engine import Engine, EngineOutput, StreamPace, SynthesisParams, derive_seed, max_phoneme_ids
 from tts.inference.work_pool import raise_if_cancelled
 from tts.text.segment import Segment
 
@@ -263,8 +263,12 @@ def iter_segment_timed(
     ready: Callable[[], None] | None = None,
     in_windows: bool = True,
     context: SegmentContext | None = None,
+    pace: StreamPace | None = None,
 ) -> Iterator[np.ndarray]:
     """The same audio as ``synthesize_segment_timed``, in pieces as they are ready.
+
+    ``pace``: the stream's lead over playback, handed to the engine's
+    ``iter_synthesize_ids`` (small windows only while the listener waits).
 
     Engines that decode a sentence in windows (``iter_synthesize_ids`` on a
     windowed model: the PyTorch engine, the ONNX engine with a split graph)
@@ -331,7 +335,12 @@ def iter_segment_timed(
         started: list[tuple[Sequence[int], EngineOutput | None, Iterator[EngineOutput]]] = []
         for ids, knobs, only in sentences:
             raise_if_cancelled()
-            outputs = iter([only]) if only is not None else iter(windowed(ids, knobs))
+            if only is not None:
+                outputs = iter([only])
+            elif pace is not None:
+                outputs = iter(windowed(ids, knobs, pace=pace))
+            else:
+                outputs = iter(windowed(ids, knobs))
             started.append((ids, next(outputs, None), outputs))
         early = all(first is not None and first.phoneme_samples is not None for _, first, _ in started)
         if early:
