@@ -44,6 +44,8 @@ def raw_exchange(port: int, data: bytes, *, timeout: float = 10) -> tuple[list[d
                 buffer += piece
         except TimeoutError:
             pass
+        except ConnectionResetError:  # an aborted connection (RST) may reach recv before its data: closed
+            closed = True
     events = []
     while b"\n" in buffer:
         line, buffer = buffer.split(b"\n", 1)
