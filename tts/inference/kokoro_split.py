@@ -29,15 +29,13 @@ No Django here.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .onnx_split import file_sha256
+from .onnx_split import file_sha256, save_atomic
 
 PARTS = ("predictor", "decoder")
 #: Part inputs of the decoder, in the order ``SplitNames`` lists them.
@@ -196,14 +194,7 @@ def split_kokoro(model_path: str | Path, dest_dir: str | Path) -> KokoroParts:
     sha256: dict[str, str] = {}
     for part, graph in graphs.items():
         path = dest / f"kokoro-{source_sha}.{part}.onnx"
-        fd, tmp = tempfile.mkstemp(dir=dest, prefix=f".{path.name}.")
-        os.close(fd)
-        try:
-            onnx.save(graph, tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        save_atomic(graph, path)
         paths[part], sha256[part] = str(path), file_sha256(path)
     parts = KokoroParts(source_sha, paths, sha256, names)
     check_split(source, parts)

@@ -263,7 +263,8 @@ def measure_overlaps(
     return names, hop, flow_overlap, decoder_overlap
 
 
-def _save(model: Any, dest: Path) -> None:
+def save_atomic(model: Any, dest: Path) -> None:
+    """Write an ONNX ``model`` to ``dest`` under a temporary name, then rename: never half a file."""
     import onnx
 
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
@@ -296,7 +297,7 @@ def write_parts(source: str | Path, dest_dir: str | Path, stem: str, probe_ids: 
     paths = {part: str(dest / f"{stem}.{part}.onnx") for part in PARTS}
     for part, path in paths.items():
         if not os.path.isfile(path):
-            _save(parts[part], Path(path))
+            save_atomic(parts[part], Path(path))
     try:
         names, hop, flow_overlap, decoder_overlap = measure_overlaps(paths, names, probe_ids)
     except GraphSplitError:
