@@ -460,10 +460,6 @@ def _synthesize_ahead(
     not receive.
     """
     source = enumerate(run.segments if run.segment_source is None else run.segment_source)
-    if not callable(ahead) and ahead <= 1:
-        for index, segment in source:
-            yield index, segment, None
-        return
     how_many = ahead if callable(ahead) else lambda: ahead
     pending: deque[tuple[int, Segment, Future[tuple[np.ndarray, SegmentTiming]]]] = deque()
     try:
