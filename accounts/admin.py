@@ -25,6 +25,7 @@ class PlanAdmin(admin.ModelAdmin):
         "requests_per_minute",
         "max_concurrent_streams",
         "max_characters_per_request",
+        "max_engine_seconds_per_request",
         "history_retention_days",
     )
 

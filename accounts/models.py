@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -18,9 +19,12 @@ class Plan(models.Model):
     max_concurrent_streams = models.PositiveIntegerField(default=4)
     max_characters_per_request = models.PositiveIntegerField(default=5_000)
     job_max_characters = models.PositiveIntegerField(default=500_000)
-    # Jobs of one tenant running at the same time; the rest wait, oldest first (tts/services/job_slots.py).
+    # Jobs of one tenant running at the same time; the rest wait, oldest first (tts/jobs/slots.py).
     max_running_jobs = models.PositiveIntegerField(default=2)
     history_retention_days = models.PositiveIntegerField(default=30)
+    # Engine-seconds one request (a stream-input WebSocket: its connection) may spend; empty:
+    # TTS_MAX_ENGINE_SECONDS_PER_REQUEST (tts/synthesis/engine_budget.py, docs/limits.md).
+    max_engine_seconds_per_request = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.1)])
 
     def __str__(self) -> str:
         return self.name

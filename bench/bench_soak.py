@@ -175,8 +175,8 @@ def main() -> None:
     from accounts.keys import api_key_create
     from accounts.models import Plan, Usage
     from accounts.services import tenant_create
+    from tts.catalogue.model_import import import_piper_voice
     from tts.models import SynthesisRecord
-    from tts.services.model_import import import_piper_voice
 
     call_command("migrate", verbosity=0)
     import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)

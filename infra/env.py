@@ -97,3 +97,17 @@ def env_map(name: str, default: dict[str, str]) -> dict[str, str]:
             raise ImproperlyConfigured(f"{name}: {item!r} is not a key=value pair.")
         result[key.strip()] = value.strip()
     return result
+
+
+def env_float_map(name: str, default: dict[str, float], *, minimum: float | None = None) -> dict[str, float]:
+    """``key=number`` pairs separated by commas (``kokoro-onnx=0.9,piper-onnx=0.1``), over ``default``."""
+    result = dict(default)
+    for key, value in env_map(name, {}).items():
+        try:
+            number = float(value)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {key}={value!r} is not a number.") from None
+        if minimum is not None and number < minimum:
+            raise ImproperlyConfigured(f"{name}: {key}={number} is below the minimum {minimum}.")
+        result[key] = number
+    return result

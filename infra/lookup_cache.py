@@ -73,6 +73,8 @@ class LookupCache(Generic[K, V]):
 
 
 _caches: list[LookupCache[object, object]] = []
+#: Other per-process caches of the same rows (the Wyoming describe answers), cleared with these.
+_clear_callbacks: list[Callable[[], None]] = []
 
 
 def lookup_cache(name: str) -> LookupCache[K, V]:
@@ -81,10 +83,17 @@ def lookup_cache(name: str) -> LookupCache[K, V]:
     return cache
 
 
+def on_lookup_caches_cleared(callback: Callable[[], None]) -> None:
+    """Call ``callback`` (from any thread) whenever the lookup caches are cleared."""
+    _clear_callbacks.append(callback)
+
+
 def clear_lookup_caches(**_: object) -> None:
     """Forget every cached row in this process (a signal receiver too: takes any arguments)."""
     for cache in _caches:
         cache.clear()
+    for callback in _clear_callbacks:
+        callback()
 
 
 def clear_lookup_caches_on_change(*models: type[Model]) -> None:

@@ -1,7 +1,7 @@
 """An in-process LRU map bounded by the total size of its entries (bytes, or any measure).
 
 The L1 of ``infra.two_level_cache`` and the compiled pronunciation rules
-(``tts.services.pronunciation_apply``) keep their entries here. One entry may
+(``tts.pronunciation.apply``) keep their entries here. One entry may
 take at most a quarter of the capacity, so that one large entry never pushes
 out a large part of the cache; a larger one is simply not kept. The capacity
 is read on every put (settings can change in tests); ``0`` keeps nothing.

@@ -42,7 +42,7 @@ def _release_engines_loaded_by_the_test() -> Iterator[None]:
     next tests (``_release_session_engines_after_the_module``), unless the test
     changed what the version loads. Engines loaded before the test stay.
     """
-    from tts.services.engines import get_registry
+    from tts.catalogue.engines import get_registry
 
     registry = get_registry()
     before = {(spec.id, spec.sha256, spec.engine) for spec in registry.loaded_specs()}
@@ -62,7 +62,7 @@ def _release_session_engines_after_the_module() -> Iterator[None]:
     """The test voices' engines serve one module's tests, then go: modules that load engines
     of their own (tests/inference, tests/kokoro) must not find them still held."""
     yield
-    from tts.services.engines import get_registry
+    from tts.catalogue.engines import get_registry
 
     registry = get_registry()
     _unload(registry, [s for s in registry.loaded_specs() if s.id in SESSION_SPECS])

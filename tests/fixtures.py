@@ -15,10 +15,10 @@ from rest_framework.test import APIClient
 
 from accounts.keys import api_key_create
 from accounts.models import ApiKey, Membership, Plan, Tenant
+from tts.catalogue.engines import spec_for
+from tts.catalogue.model_import import file_sha256
 from tts.inference.engine import ModelSpec
 from tts.models import ModelVersion, Voice
-from tts.services.engines import spec_for
-from tts.services.model_import import file_sha256
 
 # Session ids of the test voices' versions, far above what a sequence hands out.
 _SESSION_ID_BASE = 2_000_000_000
@@ -119,7 +119,7 @@ def joe(db: None) -> Voice:
 @pytest.fixture(scope="session")
 def aligned_joe(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """(path, sha256) of the joe model patched with the alignment output, made once per session."""
-    from tts.services.alignment_model import patched_model_copy
+    from tts.catalogue.alignment_model import patched_model_copy
 
     path = patched_model_copy(model_path(), tmp_path_factory.mktemp("aligned-joe"), joe_sha256())
     return str(path), file_sha256(path)
@@ -130,8 +130,8 @@ def joe_parts(aligned_joe: tuple[str, str], tmp_path_factory: pytest.TempPathFac
     """``options["windowed"]`` of the aligned joe model split in encoder, flow and decoder, made once per session."""
     import json
 
+    from tts.catalogue.windowed_model import probe_ids
     from tts.inference.onnx_split import write_parts
-    from tts.services.windowed_model import probe_ids
 
     config = json.loads(Path(config_path()).read_text(encoding="utf-8"))
     path, sha = aligned_joe
@@ -172,7 +172,7 @@ def make_kokoro(directory: str) -> list[Voice]:
     """Kokoro-82M's version (active) and its 54 voices (the five Japanese ones first), as
     ``import_kokoro_voices`` registers them."""
     from infra.lookup_cache import clear_lookup_caches
-    from tts.services.kokoro_import import import_kokoro_voices
+    from tts.catalogue.kokoro_import import import_kokoro_voices
 
     result = import_kokoro_voices(activate=True, dest_dir=directory)
     # Renumbered to its session id (``_session_id``): nothing refers to the new row yet.

@@ -11,9 +11,9 @@ class TtsConfig(AppConfig):
         from django.conf import settings
 
         from infra.lookup_cache import clear_lookup_caches_on_change
+        from tts.catalogue import lifecycle as model_lifecycle
         from tts.inference.engine import configure_phoneme_ids_bound
-
-        from .services import job_runner, model_lifecycle
+        from tts.jobs import runner as job_runner
 
         model_lifecycle.connect_worker_signals()
         # The engines' own door reads its bound from the settings, per call (override_settings too).

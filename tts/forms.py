@@ -9,12 +9,12 @@ from typing import Any
 from django import forms
 from django.core import validators
 
+from tts.catalogue import MAX_COMPONENTS
+from tts.errors import SynthesisError
 from tts.models import SynthesisRecord, Voice
-from tts.services.pronunciation import rules_from_pls
-from tts.services.synthesis_types import SynthesisError
-from tts.services.usage_breakdown import BREAKDOWN_LABELS
-from tts.services.voice_blends import MAX_COMPONENTS
+from tts.pronunciation import rules_from_pls
 from tts.text.lexicon import Rule
+from tts.usage import BREAKDOWN_LABELS
 
 
 class HistoryFilterForm(forms.Form):

@@ -154,7 +154,7 @@ class SynthesisRecord(models.Model):
     audio = models.FileField(upload_to="history/%Y/%m/", blank=True, max_length=300)
     created_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
-    #: While pending: renewed by the process synthesizing it (``synthesis_run``); a pending
+    #: While pending: renewed by the process synthesizing it (``tts.synthesis.run``); a pending
     #: record whose heartbeat stopped belongs to a process that died, and is reaped.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
@@ -227,7 +227,7 @@ class Job(models.Model):
     cancel_requested = models.BooleanField(default=False)
     claim_token = models.CharField(max_length=36, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    # When a message for the job was last handed to a runner (job_runner.job_dispatch);
+    # When a message for the job was last handed to a runner (tts.jobs.runner.job_dispatch);
     # the reaper re-sends a job still queued long after it (a message the broker lost).
     dispatched_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
@@ -313,7 +313,7 @@ class PronunciationDictionaryVersion(models.Model):
 
 class PronunciationDictionaryUse(models.Model):
     """A history item that used a dictionary version: such a version is never pruned
-    (``tts.services.pronunciation``); deleting the item (or the version) deletes the row."""
+    (``tts.pronunciation.dictionaries``); deleting the item (or the version) deletes the row."""
 
     record = models.ForeignKey(SynthesisRecord, on_delete=models.CASCADE, related_name="+")
     # No database constraint: a version pruned between a request's lookup and its record's

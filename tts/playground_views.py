@@ -14,12 +14,9 @@ from django.views.decorators.http import require_GET
 
 from accounts.quota import characters_per_request_limit, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
+from tts.catalogue import active_model_versions, default_voice_among, language_voices, voices_served_for_tenant
 from tts.models import SynthesisRecord
-from tts.services.default_voices import default_voice_among, language_voices
-from tts.services.download_names import filename_for
-from tts.services.history import history_for_tenant
-from tts.services.history_export import DOWNLOAD_FORMATS
-from tts.services.voices import active_model_versions, voices_served_for_tenant
+from tts.usage import DOWNLOAD_FORMATS, filename_for, history_for_tenant
 
 # The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
 PLAYGROUND_FORMAT = "pcm_22050"

@@ -3,7 +3,7 @@ default, edited (name, description, new rules as a new version), deleted, and do
 
 Deleting archives: the dictionary leaves the list and stops applying by default, while its
 versions stay for the history items that name them (an operator can restore it in the admin).
-Rules change through ``tts.services.pronunciation`` (each change is a new, immutable version).
+Rules change through ``tts.pronunciation.dictionaries`` (each change is a new, immutable version).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
+from tts.errors import SynthesisError
 from tts.forms import PronunciationDictionaryForm
 from tts.models import PronunciationDictionary
-from tts.services.download_names import content_disposition
-from tts.services.pronunciation import dictionary_change, dictionary_create, dictionary_get, latest_version, version_get
-from tts.services.synthesis import SynthesisError
+from tts.pronunciation import dictionary_change, dictionary_create, dictionary_get, latest_version, version_get
 from tts.text.lexicon import Rule, to_pls
+from tts.usage import content_disposition
 
 #: Dictionaries the list shows; rules the edit page shows of the latest version.
 LIST_SIZE = 200

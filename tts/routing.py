@@ -8,8 +8,9 @@ from typing import Any
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.urls import path, re_path
 
-from tts.consumers import MultiStreamInputConsumer, StreamInputConsumer
-from tts.job_consumers import JobProgressConsumer
+from tts.realtime.consumers import StreamInputConsumer
+from tts.realtime.job_consumers import JobProgressConsumer
+from tts.realtime.multi_stream_input import MultiStreamInputConsumer
 
 CLOSE_NOT_FOUND = 4404
 

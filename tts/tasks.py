@@ -14,10 +14,10 @@ import logging
 from celery import shared_task
 from django.db import OperationalError
 
-from tts.services.job_runner import RetryLater, job_run, jobs_reap_stale
-from tts.services.recovery import records_reap_stale
-from tts.services.retention import purge_expired_history as purge_history
-from tts.services.usage_rollup import rollup_usage as rollup
+from tts.jobs import RetryLater, job_run, jobs_reap_stale
+from tts.synthesis import records_reap_stale
+from tts.usage import purge_expired_history as purge_history
+from tts.usage import rollup_usage as rollup
 
 logger = logging.getLogger(__name__)
 
@@ -34,21 +34,21 @@ def run_job(self, job_id: str) -> str:  # type: ignore[no-untyped-def]
         raise self.retry(exc=exc, countdown=30) from exc
 
 
-@shared_task(name="tts.tasks.reap_stale_jobs", ignore_result=True, time_limit=300)
+@shared_task(name="tts.tasks.reap_stale_jobs", ignore_result=True, time_limit=300, soft_time_limit=270)
 def reap_stale_jobs() -> dict[str, int]:
     return jobs_reap_stale()
 
 
-@shared_task(name="tts.tasks.reap_stale_records", ignore_result=True, time_limit=300)
+@shared_task(name="tts.tasks.reap_stale_records", ignore_result=True, time_limit=300, soft_time_limit=270)
 def reap_stale_records() -> int:
     return records_reap_stale()
 
 
-@shared_task(name="tts.tasks.purge_expired_history", ignore_result=True, time_limit=3600)
+@shared_task(name="tts.tasks.purge_expired_history", ignore_result=True, time_limit=3600, soft_time_limit=3570)
 def purge_expired_history() -> dict[str, int]:
     return purge_history()
 
 
-@shared_task(name="tts.tasks.rollup_usage", ignore_result=True, time_limit=600)
+@shared_task(name="tts.tasks.rollup_usage", ignore_result=True, time_limit=600, soft_time_limit=570)
 def rollup_usage(days: int = 2) -> int:
     return rollup(days=days)

@@ -1,5 +1,5 @@
 """The usage page: characters and requests per day over a chosen range, split by API key, voice,
-model or source, with a CSV export of the same figures (``tts.services.usage_breakdown``)."""
+model or source, with a CSV export of the same figures (``tts.usage.breakdown``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from django.views.decorators.http import require_GET
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from infra.csv_cells import csv_writer
 from tts.forms import UsageRangeForm
-from tts.services.download_names import content_disposition
-from tts.services.usage_breakdown import BREAKDOWN_LABELS, UsageTable, usage_breakdown
+from tts.usage import BREAKDOWN_LABELS, UsageTable, content_disposition, usage_breakdown
 
 #: At most this many series in a chart; the rest are summed as "Other" (the table and CSV keep them all).
 CHART_SERIES = 8

@@ -4,7 +4,8 @@ dictionaries ``tts.pronunciation_views``).
 
 Everything is scoped to the session's current tenant (``accounts.tenancy``);
 an id that belongs to another tenant answers 404, like one that does not exist.
-Reads go through ``tts.services`` selectors, writes through its services.
+Reads and writes go through the capability packages' entry points (``tts.synthesis``,
+``tts.catalogue``, ``tts.jobs``, ``tts.usage``).
 """
 
 from __future__ import annotations
@@ -24,34 +25,37 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.quota import characters_per_request_limit, next_period_start, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
+from infra.pagination import keyset_page
 from tts.audio.formats import parse_elevenlabs_format
+from tts.catalogue import (
+    VoiceBlendError,
+    default_voice_among,
+    voice_blend_create,
+    voice_delete,
+    voice_get,
+    voice_languages,
+    voices_for_tenant,
+    voices_served_for_tenant,
+)
+from tts.errors import SynthesisError
 from tts.forms import HistoryFilterForm, JobSubmitForm, VoiceBlendForm
+from tts.jobs import JobRequest, job_cancel, job_get, job_submit, jobs_for_tenant, synthesis_seconds_per_character
 from tts.models import Job, SynthesisRecord, Voice
-from tts.services.default_voices import default_voice_among
-from tts.services.download_names import content_disposition, filename_for
-from tts.services.history import history_for_tenant, history_item_delete, history_item_get
-from tts.services.history_export import (
+from tts.synthesis import PreviewUnavailable, voice_preview
+from tts.usage import (
     DOWNLOAD_FORMATS,
     ExportError,
     captions_vtt,
+    characters_per_day,
+    content_disposition,
     export_audio,
+    filename_for,
+    history_for_tenant,
+    history_item_delete,
+    history_item_get,
     playable_audio,
     stored_audio_is_raw,
 )
-from tts.services.jobs import (
-    JobRequest,
-    job_cancel,
-    job_get,
-    job_submit,
-    jobs_for_tenant,
-    synthesis_seconds_per_character,
-)
-from tts.services.pagination import keyset_page
-from tts.services.synthesis import SynthesisError
-from tts.services.usage_stats import characters_per_day
-from tts.services.voice_blends import VoiceBlendError, voice_blend_create, voice_delete
-from tts.services.voice_preview import PreviewUnavailable, voice_preview
-from tts.services.voices import voice_get, voice_languages, voices_for_tenant, voices_served_for_tenant
 
 logger = logging.getLogger(__name__)
 

@@ -28,9 +28,9 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from infra.request_id import WebSocketRequestIdMiddleware  # noqa: E402
+from tts.catalogue import start_lifecycle  # noqa: E402
 from tts.routing import websocket_urlpatterns  # noqa: E402
-from tts.services.model_lifecycle import start_lifecycle  # noqa: E402
-from tts.services.recovery import start_reaper  # noqa: E402
+from tts.synthesis import start_reaper  # noqa: E402
 from ttsplatform.shutdown import install_graceful_shutdown  # noqa: E402
 
 application = ProtocolTypeRouter(

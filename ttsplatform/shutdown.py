@@ -1,4 +1,4 @@
-"""SIGTERM in a daphne process: drain (tts/services/shutdown.py), then stop the reactor.
+"""SIGTERM in a daphne process: drain (tts/synthesis/shutdown.py), then stop the reactor.
 
 Twisted installs its own SIGTERM handler (stop the reactor at once, which
 cancels every open request) when the reactor starts; this one replaces it
@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from tts.services.shutdown import drain
+from tts.synthesis import drain
 
 logger = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ from accounts import urls as account_pages
 from infra import metrics
 from tts import urls as speech_pages
 from tts.api import elevenlabs, health, not_found, openai, resources, streaming, voice_blends
+from tts.api import history as history_api
 from tts.api import jobs as job_api
 from tts.api import pronunciation as dictionaries_api
 from tts.api import reference as reference_api
@@ -33,10 +34,10 @@ api_v1 = [
     path("v1/voices/blend", voice_blends.VoiceBlendApi.as_view(), name="voice-blend"),
     path("v1/voices/<str:voice_id>", resources.VoiceDetailApi.as_view(), name="voice-detail"),
     path("v1/models", resources.ModelListApi.as_view(), name="models"),
-    path("v1/history", resources.HistoryListApi.as_view(), name="history"),
-    path("v1/history/download", resources.HistoryDownloadApi.as_view(), name="history-download"),
-    path("v1/history/<str:history_item_id>", resources.HistoryDetailApi.as_view(), name="history-detail"),
-    path("v1/history/<str:history_item_id>/audio", resources.HistoryAudioApi.as_view(), name="history-audio"),
+    path("v1/history", history_api.HistoryListApi.as_view(), name="history"),
+    path("v1/history/download", history_api.HistoryDownloadApi.as_view(), name="history-download"),
+    path("v1/history/<str:history_item_id>", history_api.HistoryDetailApi.as_view(), name="history-detail"),
+    path("v1/history/<str:history_item_id>/audio", history_api.HistoryAudioApi.as_view(), name="history-audio"),
     path(
         "v1/history/<str:history_item_id>/captions",
         timestamps_api.HistoryCaptionsApi.as_view(),

@@ -18,8 +18,8 @@ from infra import lookup_cache
 from infra.lookup_cache import LookupCache
 from tests.fixtures import TenantCtx, second_version
 from tests.servers import ServerProc
+from tts.catalogue.model_import import activate_model_version
 from tts.models import ModelVersion, SynthesisRecord, Voice
-from tts.services.model_import import activate_model_version
 
 TEXT = "Short and sweet."
 URL = "/v1/text-to-speech/joe?output_format=pcm_16000"

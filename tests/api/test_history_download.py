@@ -15,7 +15,7 @@ from django.test import override_settings
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tts.models import SynthesisRecord, Voice
-from tts.services.history_export import history_archive_chunks
+from tts.usage.export import history_archive_chunks
 
 URL = "/v1/history/download"
 

@@ -23,7 +23,7 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot, screenshots_requested
 from tests.fixtures import TenantCtx
 from tts.models import ModelVersion, SynthesisRecord, Voice
-from tts.services.pronunciation import dictionary_create
+from tts.pronunciation.dictionaries import dictionary_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

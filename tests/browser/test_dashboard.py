@@ -27,9 +27,9 @@ from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot
 from tests.fixtures import TenantCtx
 from tests.jobs.conftest import long_text
 from tts.models import Job, SynthesisRecord, Voice
-from tts.services.download_names import filename_for
-from tts.services.pronunciation import dictionary_create
-from tts.services.usage_rollup import rollup_usage
+from tts.pronunciation.dictionaries import dictionary_create
+from tts.usage.download_names import filename_for
+from tts.usage.rollup import rollup_usage
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -24,8 +24,8 @@ from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot, scree
 from tests.fixtures import TenantCtx, second_version
 from tests.jobs.conftest import long_text
 from tts.models import Job, ModelVersion, PronunciationDictionary, SynthesisRecord, Voice
-from tts.services.download_names import filename_for
-from tts.services.pronunciation import latest_version
+from tts.pronunciation.dictionaries import latest_version
+from tts.usage.download_names import filename_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.server, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

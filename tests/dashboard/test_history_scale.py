@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from tests.fixtures import TenantCtx
 from tts.models import SynthesisRecord
-from tts.services.history import history_for_tenant
+from tts.usage.history import history_for_tenant
 
 ROWS = 100_000
 

@@ -24,9 +24,9 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.dashboard.conftest import login
 from tests.fixtures import TenantCtx
 from tests.jobs.conftest import wait_job
+from tts.jobs.events import job_publish
 from tts.models import Job, SynthesisRecord, Voice
 from tts.routing import websocket_urlpatterns
-from tts.services.job_events import job_publish
 
 TEXT = (
     "The harbour was quiet that morning, and the fishing boats rocked against the old stone wall. "
@@ -60,7 +60,7 @@ def make_jobs(ctx: TenantCtx, n: int, **fields: Any) -> list[Job]:
 def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Job ids handed to a runner, recorded instead of run (as in tests/jobs)."""
     calls: list[str] = []
-    monkeypatch.setattr("tts.services.jobs.job_dispatch", lambda job_id: calls.append(str(job_id)))
+    monkeypatch.setattr("tts.jobs.actions.job_dispatch", lambda job_id: calls.append(str(job_id)))
     return calls
 
 

@@ -154,7 +154,7 @@ def test_the_new_secret_is_never_in_the_session_table(tenant_a: TenantCtx, owner
     html = owner_a.get("/keys/").content.decode()
     secret = html.split('id="new-key-secret" class="secret" type="text" readonly value="', 1)[1].split('"', 1)[0]
     assert api_key_authenticate(secret).name == "no trace"
-    body = secret.rpartition("_")[2]
+    body = secret.split("_", 2)[2]  # tts_<prefix>_<body>: the body itself may hold "_"
     assert body not in held and body not in _sessions_text()
     assert body not in handed.value  # the cookie is encrypted: no secret in the browser's store either
     # Shown once: the cookie is deleted, and sent again it shows nothing (the session's nonce is used up).

@@ -12,7 +12,7 @@ from accounts.models import DailyUsage
 from accounts.quota import reserve_characters
 from tests.dashboard.conftest import make_records
 from tests.fixtures import TenantCtx
-from tts.services.usage_stats import characters_per_day
+from tts.usage.stats import characters_per_day
 
 
 def test_it_shows_usage_against_the_limit_and_the_limits(tenant_a: TenantCtx, owner_a: Client) -> None:

@@ -8,7 +8,7 @@ from django.test import Client
 from tests.dashboard.conftest import login
 from tests.fixtures import TenantCtx
 from tts.models import PronunciationDictionary
-from tts.services.pronunciation import latest_version
+from tts.pronunciation.dictionaries import latest_version
 
 PLS = b"""<?xml version="1.0" encoding="UTF-8"?>
 <lexicon version="1.0" xmlns="http://www.w3.org/2005/01/pronunciation-lexicon" alphabet="ipa" xml:lang="en-US">

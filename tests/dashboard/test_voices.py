@@ -7,7 +7,7 @@ from django.test import Client
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tts.models import SynthesisRecord, Voice
-from tts.services.voice_preview import preview_text
+from tts.synthesis.preview import preview_text
 
 
 def test_it_lists_the_voices_with_language_and_labels(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:

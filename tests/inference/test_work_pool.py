@@ -1,10 +1,11 @@
-"""The engine's work pool serves keys (tenants) in turn within a priority: windows one
-tenant's stream already queued do not run ahead of another tenant's next one."""
+"""The engine's work pool serves keys (tenants) in turn, priorities only within a key: windows
+one tenant's stream already queued do not run ahead of another tenant's next one."""
 
 from __future__ import annotations
 
 import threading
 
+from tts.inference.engine_share import EngineShare
 from tts.inference.work_pool import WorkPool, work_key
 
 FIRST, LATER = 0, 1
@@ -12,7 +13,7 @@ FIRST, LATER = 0, 1
 
 def run_order(submissions: list[tuple[str, int]]) -> list[str]:
     """Queue ``(name, priority)`` tasks behind a running one on a one-worker pool; the order they ran in."""
-    pool = WorkPool(1, name="test-pool")
+    pool = WorkPool(1, name="test-pool", share=EngineShare())
     release = threading.Event()
     order: list[str] = []
     try:
@@ -37,10 +38,11 @@ def test_a_tenants_queued_windows_do_not_run_ahead_of_anothers() -> None:
     assert order == ["a0", "b0", "a1", "b1", "a2", "a3", "a4", "a5"]
 
 
-def test_priority_still_comes_first_and_one_tenant_keeps_its_order() -> None:
+def test_priority_comes_first_within_a_tenants_share_and_one_tenant_keeps_its_order() -> None:
     order = run_order([("a0", LATER), ("a1", LATER), ("b0", LATER), ("a2", FIRST), ("b1", FIRST)])
-    # FIRST before LATER; within FIRST, b (one task queued so far) before a's third.
-    assert order == ["b1", "a2", "a0", "b0", "a1"]
+    # Tenants in turn (a arrived first); within each, FIRST before LATER. a's urgent window
+    # does not push b's work back by more than its own turn.
+    assert order == ["a2", "b1", "a0", "b0", "a1"]
     assert run_order([(f"a{i}", LATER) for i in range(5)]) == [f"a{i}" for i in range(5)]
 
 

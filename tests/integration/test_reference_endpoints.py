@@ -73,6 +73,12 @@ def test_lite_tts_answers_base64_json_and_fastapi_errors(live_server_url: str) -
     samples, rate = decode_audio(audio, "wav_22050")
     assert_speech(samples, rate, expected_rate=22050, text=TEXT)
     assert body["duration"] == pytest.approx(len(samples) / rate, abs=0.05)
+    # Written as the audio is made (#32): chunked, never a whole body in memory; the same request
+    # again is a cache hit, as on every other route.
+    assert r.headers.get("Transfer-Encoding") == "chunked" and r.headers["x-cache"] == "miss"
+    again = requests.post(url, json={"text": TEXT, "speaker": "joe", "language": "en"}, headers=auth, timeout=120)
+    assert again.status_code == 200 and again.headers["x-cache"] == "hit"
+    assert again.json()["duration"] == body["duration"] and again.json()["status"] == "success"
 
     too_long = requests.post(url, json={"text": "x " * 80}, headers=auth, timeout=30)
     assert too_long.status_code == 400 and isinstance(too_long.json()["detail"], str)

@@ -48,8 +48,8 @@ def long_text(chars: int) -> str:
 def dispatched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Job ids handed to a runner, recorded instead of run (tests call job_run themselves)."""
     calls: list[str] = []
-    monkeypatch.setattr("tts.services.jobs.job_dispatch", lambda job_id: calls.append(str(job_id)))
-    monkeypatch.setattr("tts.services.job_runner.job_dispatch", lambda job_id: calls.append(str(job_id)))
+    monkeypatch.setattr("tts.jobs.actions.job_dispatch", lambda job_id: calls.append(str(job_id)))
+    monkeypatch.setattr("tts.jobs.runner.job_dispatch", lambda job_id: calls.append(str(job_id)))
     return calls
 
 

@@ -8,9 +8,9 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from tests.fixtures import TenantCtx
+from tts.jobs.events import job_publish
 from tts.models import Job, Voice
 from tts.routing import websocket_urlpatterns
-from tts.services.job_events import job_publish
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,9 +14,9 @@ from accounts.models import Usage
 from accounts.ratelimit import reset_local_limits
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
+from tts.jobs import actions as jobs_service
+from tts.jobs.runner import job_claim, job_finish, job_run
 from tts.models import Job, SynthesisRecord, Voice
-from tts.services import jobs as jobs_service
-from tts.services.job_runner import job_claim, job_finish, job_run
 
 pytestmark = pytest.mark.django_db
 

@@ -18,10 +18,10 @@ from accounts.models import Usage
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tests.jobs.conftest import long_text
+from tts.jobs import runner as job_runner
+from tts.jobs.audio import chunk_name
+from tts.jobs.runner import job_run, jobs_reap_stale
 from tts.models import Job, SynthesisRecord, Voice
-from tts.services import job_runner
-from tts.services.job_audio import chunk_name
-from tts.services.job_runner import job_run, jobs_reap_stale
 
 TEXT = long_text(1200)
 

@@ -16,8 +16,8 @@ from django.utils import timezone
 from accounts.models import Usage
 from accounts.ratelimit import reset_local_limits
 from tests.fixtures import TenantCtx
+from tts.jobs.runner import job_claim, job_run, jobs_reap_stale, jobs_redispatch
 from tts.models import Job, SynthesisRecord, Voice
-from tts.services.job_runner import job_claim, job_run, jobs_reap_stale, jobs_redispatch
 
 pytestmark = pytest.mark.django_db
 

@@ -172,7 +172,7 @@ def test_lost_messages_are_sent_again_at_worker_start_and_by_the_reaper(
     assert_speech(samples, rate, expected_rate=16000, text=text)
 
     # A message lost on its way while the worker runs: only the reaper can find it.
-    monkeypatch.setattr("tts.services.jobs.job_dispatch", lambda job_id: None)
+    monkeypatch.setattr("tts.jobs.actions.job_dispatch", lambda job_id: None)
     lost = submit(big_tenant, text)
     time.sleep(1.5)
     assert Job.objects.get(pk=lost.pk).status == "queued"

@@ -20,8 +20,8 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tests.jobs.conftest import dispatched  # noqa: F401  (fixture)
 from tests.streaming.test_websocket import read_to_close
+from tts.jobs.runner import job_run
 from tts.models import Job, SynthesisRecord, Voice
-from tts.services.job_runner import job_run
 
 TEXT = "今天天气很好。"
 VOICE = "zf_xiaoxiao"

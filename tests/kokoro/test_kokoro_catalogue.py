@@ -7,7 +7,7 @@ from django.test import Client
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tts.models import SynthesisRecord, Voice
-from tts.services.voice_preview import preview_text
+from tts.synthesis.preview import preview_text
 
 JAPANESE = ["jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"]
 

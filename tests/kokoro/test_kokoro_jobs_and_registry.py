@@ -13,8 +13,8 @@ from tests.jobs.conftest import dispatched  # noqa: F401  (fixture)
 from tts.inference.engine import ModelSpec
 from tts.inference.kokoro_model import package_sha256
 from tts.inference.registry import EngineRegistry
+from tts.jobs.runner import job_run
 from tts.models import Job, Voice
-from tts.services.job_runner import job_run
 
 TEXT = "今日は晴れです。公園を歩きます。"
 

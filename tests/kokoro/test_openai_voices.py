@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
+from tts.catalogue.defaults import openai_voice
 from tts.models import SynthesisRecord, Voice
-from tts.services.default_voices import openai_voice
 
 
 def test_openais_names_map_to_their_documented_voices(tenant_a: TenantCtx, joe: Voice, kokoro: Voice) -> None:

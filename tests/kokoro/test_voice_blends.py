@@ -7,8 +7,8 @@ import pytest
 
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
+from tts.catalogue.blends import VoiceBlendError, parse_blend
 from tts.models import Voice
-from tts.services.voice_blends import VoiceBlendError, parse_blend
 
 TEXT = "こんにちは。"
 

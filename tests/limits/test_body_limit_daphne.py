@@ -22,8 +22,8 @@ from websockets.sync.client import connect
 from accounts.models import Usage
 from tests.fixtures import TenantCtx
 from tests.servers import ServerProc
+from tts.catalogue.storage import model_storage_dir
 from tts.models import ModelVersion, SynthesisRecord, Voice
-from tts.services.model_storage import model_storage_dir
 from ttsplatform.upload_grant import GRANT_COOKIE, issue_grant
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.server]

@@ -16,9 +16,12 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tests.servers import ServerProc
 from tts.audio.formats import parse_elevenlabs_format
+from tts.errors import SynthesisError
 from tts.models import SynthesisRecord, Voice
-from tts.services.admission import engine_admission
-from tts.services.synthesis import SynthesisError, SynthesisRequest, synthesis_iter_bytes, synthesis_prepare
+from tts.synthesis.admission import engine_admission
+from tts.synthesis.deliver import synthesis_iter_bytes
+from tts.synthesis.pipeline import synthesis_prepare
+from tts.synthesis.request import SynthesisRequest
 
 TEXT = "Gulls circled the boats. Nobody on the quay looked up."
 URL = "/v1/text-to-speech/joe?output_format=pcm_16000"

@@ -18,14 +18,14 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from tts.catalogue.engines import get_registry, spec_for
+from tts.errors import SynthesisError
 from tts.inference.engine import EngineOutput, SynthesisParams, check_phoneme_ids
 from tts.models import Voice
-from tts.services.engines import get_registry, spec_for
-from tts.services.pronunciation_apply import spoken_limit
-from tts.services.stitching import _head, _tail
-from tts.services.synthesis_types import SynthesisError
-from tts.services.text_input import segments_for
-from tts.services.timestamps import SegmentContext, SegmentTiming, iter_segment_timed
+from tts.pronunciation.apply import spoken_limit
+from tts.synthesis.parse import segments_for
+from tts.synthesis.stitching import _head, _tail
+from tts.synthesis.timestamps import SegmentContext, SegmentTiming, iter_segment_timed
 from tts.text.lexicon import Rule
 from tts.text.lexicon_match import CompiledRules, ExpansionLimitExceeded, apply_compiled
 

@@ -20,6 +20,7 @@ from accounts.models import Usage
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
+from tts.errors import SynthesisError
 from tts.models import (
     PronunciationDictionary,
     PronunciationDictionaryUse,
@@ -27,9 +28,10 @@ from tts.models import (
     SynthesisRecord,
     Voice,
 )
-from tts.services import pronunciation_apply
-from tts.services.streaming import LiveUtterance
-from tts.services.synthesis import SynthesisError, SynthesisRequest, synthesis_prepare
+from tts.pronunciation import apply as pronunciation_apply
+from tts.synthesis.pipeline import synthesis_prepare
+from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.streaming import LiveUtterance
 from tts.text.lexicon import Rule, to_pls
 from tts.text.lexicon_match import CompiledRules
 

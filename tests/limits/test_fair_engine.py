@@ -1,4 +1,4 @@
-"""Engine time per tenant in turn (tts/services/engine_scheduler.py)."""
+"""Engine time per tenant in turn (tts/synthesis/scheduler.py)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import threading
 import time
 from collections.abc import Iterator
 
-from tts.services.engine_scheduler import FairScheduler
+from tts.inference.engine_share import EngineShare
+from tts.synthesis.scheduler import FairScheduler
 
 
 def test_it_serves_a_quiet_tenant_before_a_busy_tenants_queue() -> None:
-    scheduler = FairScheduler(1, name="tts-test-fair")
+    scheduler = FairScheduler(1, share=EngineShare(), name="tts-test-fair")
     order: list[str] = []
     gate = threading.Event()
 
@@ -33,7 +34,7 @@ def test_it_serves_a_quiet_tenant_before_a_busy_tenants_queue() -> None:
 
 
 def test_it_alternates_between_busy_tenants_and_skips_cancelled_work() -> None:
-    scheduler = FairScheduler(1, name="tts-test-rr")
+    scheduler = FairScheduler(1, share=EngineShare(), name="tts-test-rr")
     order: list[str] = []
     gate = threading.Event()
     first = scheduler.submit("A", lambda: gate.wait(10))
@@ -50,7 +51,7 @@ def test_it_alternates_between_busy_tenants_and_skips_cancelled_work() -> None:
 
 
 def test_it_runs_window_by_window_in_turn_and_passes_errors() -> None:
-    scheduler = FairScheduler(2, name="tts-test-iter")
+    scheduler = FairScheduler(2, share=EngineShare(), name="tts-test-iter")
     assert list(scheduler.iterate("A", iter([1, 2, 3]))) == [1, 2, 3]
     future = scheduler.submit("A", lambda: 1 / 0)
     try:
@@ -63,7 +64,7 @@ def test_it_runs_window_by_window_in_turn_and_passes_errors() -> None:
 
 def test_it_keeps_serving_after_many_tenants_came_and_went() -> None:
     """Idle tenants' times are forgotten past a bound; the tenant being served must never be."""
-    scheduler = FairScheduler(1, name="tts-test-many")
+    scheduler = FairScheduler(1, share=EngineShare(), name="tts-test-many")
     for tenant in range(300):  # one task each: every turn empties its tenant's queue
         assert scheduler.submit(tenant, lambda t=tenant: t).result(10) == tenant
     assert scheduler.run("last", lambda: "served") == "served"
@@ -72,7 +73,7 @@ def test_it_keeps_serving_after_many_tenants_came_and_went() -> None:
 def test_inline_steps_hold_no_worker_and_queue_under_the_tenant() -> None:
     from tts.inference.work_pool import WorkPool, work_key
 
-    scheduler = FairScheduler(1, name="tts-test-inline")
+    scheduler = FairScheduler(1, share=EngineShare(), name="tts-test-inline")
     pool = WorkPool(1, name="tts-test-inline-pool")
     release = threading.Event()
     keys: list[object] = []

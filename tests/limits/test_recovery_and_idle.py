@@ -18,13 +18,16 @@ from websockets.sync.client import connect
 from accounts import ratelimit
 from accounts.keys import api_key_create, api_key_revoke
 from accounts.models import Usage
+from accounts.quota import reserve_characters
 from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import SynthesisRecord, Voice
-from tts.services.admission import engine_admission
-from tts.services.recovery import heartbeats, records_reap_stale
-from tts.services.streaming import LiveUtterance
-from tts.services.synthesis import SynthesisRequest, synthesis_prepare
+from tts.synthesis.admission import engine_admission
+from tts.synthesis.parse import segments_for
+from tts.synthesis.pipeline import synthesis_prepare
+from tts.synthesis.recovery import heartbeats, records_reap_stale
+from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.streaming import LiveUtterance
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,6 +63,27 @@ def test_it_fails_and_refunds_the_records_of_a_dead_process(tenant_a: TenantCtx,
     alive.cancel()
     usage.refresh_from_db()
     assert usage.characters == 0 and held_slots() == 0 and engine_admission.in_flight == 0
+
+
+def test_the_reaper_refunds_every_piece_of_a_dead_processs_stream(
+    tenant_a: TenantCtx, joe: Voice, settings: Any
+) -> None:
+    # A WebSocket utterance's later pieces reserve characters on arrival; the row must hold them too, or a
+    # host killed mid-stream leaves them billed with no row (seen in make deploy-check's two-host kill).
+    settings.REDIS_URL = ""
+    dead = synthesis_prepare(req(tenant_a, "The first piece of a stream.", source="websocket"))
+    more = "And a second piece that arrived later. "
+    reservation = reserve_characters(tenant=tenant_a.tenant, characters=len(more), count_request=False)
+    assert dead.add_piece(more, segments_for(more, language="en", normalization="auto"), reservation)
+    usage = Usage.objects.get(tenant=tenant_a.tenant)
+    assert usage.characters == dead.characters == SynthesisRecord.objects.get(pk=dead.record.pk).characters
+    dead.admission.release()
+    heartbeats._runs.discard(dead)
+    old = timezone.now() - dt.timedelta(seconds=settings.TTS_RECORD_STALE_AFTER_S + 5)
+    SynthesisRecord.objects.filter(pk=dead.record.pk).update(heartbeat_at=old)
+    assert records_reap_stale() == 1
+    usage.refresh_from_db()
+    assert usage.characters == 0 and SynthesisRecord.objects.get(pk=dead.record.pk).characters == 0
 
 
 def test_an_idle_utterance_holds_no_slot_or_ticket(tenant_a: TenantCtx, joe: Voice, settings: Any) -> None:

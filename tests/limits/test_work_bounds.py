@@ -11,15 +11,12 @@ from accounts.models import Usage
 from tests.audio_checks import decode_audio
 from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
+from tts.errors import SynthesisError
 from tts.models import SynthesisRecord, Voice
-from tts.services.synthesis import (
-    SynthesisError,
-    SynthesisRequest,
-    effective_speed,
-    synthesis_create,
-    synthesis_iter_bytes,
-    synthesis_prepare,
-)
+from tts.synthesis.deliver import synthesis_iter_bytes
+from tts.synthesis.estimate import effective_speed
+from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.request import SynthesisRequest
 from tts.text.segment import Segment
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -71,7 +71,10 @@ def test_it_describes_every_service_with_a_health_check() -> None:
             assert image == "ttsplatform:cpu"
             unknown = set(service["environment"]) - known - FOREIGN_ENV
             assert not unknown, f"{name}: settings that do not exist: {unknown}"
-            assert service["volumes"] == [] or service["volumes"] == ["audio:/var/lib/tts/media"]
+            assert service["volumes"] == [] or service["volumes"] == [
+                "audio:/var/lib/tts/media",
+                "models:/var/lib/tts/models",
+            ]
         if name != "setup":
             assert service["healthcheck"]["test"], f"{name} has no health check"
     assert "/readyz" in " ".join(services["web"]["healthcheck"]["test"])
@@ -96,8 +99,9 @@ def test_it_passes_docker_compose_config() -> None:
     env = {**os.environ, "SECRET_KEY": "x" * 50}
     command = _compose_command()
     assert command is not None
-    result = subprocess.run([*command, "-f", str(DEPLOY / "compose.yaml"), "config", "--quiet"], env=env,
-                            capture_output=True)
+    result = subprocess.run(
+        [*command, "-f", str(DEPLOY / "compose.yaml"), "config", "--quiet"], env=env, capture_output=True
+    )
     assert result.returncode == 0, result.stderr.decode()
 
 
@@ -205,3 +209,62 @@ def test_no_server_is_told_to_trust_the_clients_forwarded_for() -> None:
         assert "--proxy-headers" not in Supervisor([sock], 1).command()
     env = {e["name"] for e in by_kind("Deployment")["tts-web"]["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert "TRUSTED_PROXIES" in by_kind("ConfigMap")["tts-config"]["data"] or "TRUSTED_PROXIES" in env
+
+
+def test_every_service_that_synthesizes_shares_the_model_files() -> None:
+    # setup writes joe's patched copy and windowed parts under VAR_DIR/models and the database names
+    # those paths: a container without the shared directory cannot open them (found by make deploy-check).
+    services = compose()["services"]
+    for name in ("setup", "web", "worker", "wyoming"):
+        assert "models:/var/lib/tts/models" in services[name]["volumes"], name
+    claims = by_kind("PersistentVolumeClaim")
+    assert claims["tts-models"]["spec"]["accessModes"] == ["ReadWriteMany"]
+    workloads = {**by_kind("Deployment"), **by_kind("Job")}
+    for name in ("tts-web", "tts-worker", "tts-wyoming", "tts-setup"):
+        pod = workloads[name]["spec"]["template"]["spec"]
+        mounts = {m["mountPath"]: m["name"] for c in pod["containers"] for m in c.get("volumeMounts", [])}
+        volume = {v["name"]: v for v in pod["volumes"]}[mounts["/var/lib/tts/models"]]
+        assert volume["persistentVolumeClaim"]["claimName"] == "tts-models", name
+
+
+def test_the_images_copy_every_package_the_code_imports() -> None:
+    # The images once left out infra/ (settings import it): nothing would start.
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "bench"}
+    assert {"accounts", "infra", "tts", "ttsplatform"} <= packages
+    for name in ("Dockerfile.cpu", "Dockerfile.gpu"):
+        final = (DEPLOY / name).read_text().rsplit("\nFROM ", 1)[1]
+        copied = set(re.findall(r"^COPY (?!--from)(\S+) ", final, flags=re.M))
+        assert packages | {"manage.py", "templates", "static"} <= copied, f"{name} misses {packages - copied}"
+
+
+def test_each_service_has_a_memory_limit_within_the_kubernetes_limit() -> None:
+    # Both come from bench/bench_deploy_memory.py (docs/deploy.md, "Limits set from these figures").
+    def mib(value: str) -> int:
+        number, unit = re.fullmatch(r"(\d+)([a-zA-Z]*)", str(value)).groups()  # type: ignore[union-attr]
+        return int(number) * {"": 1 / 2**20, "m": 1, "g": 1024, "Mi": 1, "Gi": 1024}[unit]
+
+    services = compose()["services"]
+    pods = {n: d["spec"]["template"]["spec"]["containers"][0] for n, d in by_kind("Deployment").items()}
+    for service, pod in (
+        ("web", "tts-web"),
+        ("worker", "tts-worker"),
+        ("beat", "tts-beat"),
+        ("wyoming", "tts-wyoming"),
+    ):
+        limit = mib(expand(str(services[service]["mem_limit"])))
+        resources = pods[pod]["resources"]
+        assert mib(resources["requests"]["memory"]) <= mib(resources["limits"]["memory"])
+        assert limit <= mib(resources["limits"]["memory"]), service
+    for service in ("postgres", "redis", "setup"):
+        assert services[service]["mem_limit"], service
+
+
+def test_the_deploy_check_scripts_parse() -> None:
+    # make deploy-check itself is too slow for make test; its scripts at least parse here.
+    assert "deploy-check:" in (ROOT / "Makefile").read_text()
+    assert (DEPLOY / "check" / "run.sh").is_file()
+    for script in [*DEPLOY.glob("local/*.sh"), *DEPLOY.glob("check/*.sh"), DEPLOY / "bootstrap.sh"]:
+        result = subprocess.run(["sh", "-n", str(script)], capture_output=True, text=True)
+        assert result.returncode == 0, f"{script.name}: {result.stderr}"
+    for module in DEPLOY.glob("check/*.py"):
+        compile(module.read_text(), str(module), "exec")

@@ -20,8 +20,8 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx, make_joe
 from tests.ops.second_version import write_joe_copy
 from tests.servers import ServerProc
+from tts.catalogue.model_import import import_piper_voice
 from tts.models import ModelVersion, SynthesisRecord
-from tts.services.model_import import import_piper_voice
 
 LONG = " ".join(
     [

@@ -16,13 +16,13 @@ from django.test import Client
 from tests.fixtures import TenantCtx, make_joe
 from tests.ops.fake_engine import FakeEngine
 from tests.servers import ServerProc
+from tts.catalogue import lifecycle as model_lifecycle
+from tts.catalogue.engines import spec_for
+from tts.catalogue.lifecycle import ModelLifecycle
+from tts.catalogue.model_import import activate_model_version, retire_model_version
 from tts.inference.engine import ModelSpec, SynthesisParams
 from tts.inference.registry import EngineRegistry
 from tts.models import ModelVersion
-from tts.services import model_lifecycle
-from tts.services.engines import spec_for
-from tts.services.model_import import activate_model_version, retire_model_version
-from tts.services.model_lifecycle import ModelLifecycle
 
 FAKE_ENGINES = {"piper-onnx": "tests.ops.fake_engine.FakeEngine"}
 

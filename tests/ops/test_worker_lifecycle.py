@@ -16,7 +16,7 @@ import pytest
 from tests import servers
 from tests.fixtures import make_joe
 from tests.ops.second_version import write_joe_copy
-from tts.services.model_import import activate_model_version, import_piper_voice
+from tts.catalogue.model_import import activate_model_version, import_piper_voice
 
 
 @pytest.fixture
@@ -89,4 +89,4 @@ def test_it_warms_and_follows_activations_in_a_worker(tmp_path: Path, worker_log
     wait_for_line(worker_log, f"model version {v1.pk} is no longer wanted here")
     # Workers log through the platform's LOGGING too: JSON lines.
     lines = [json.loads(line) for line in worker_log.read_text().splitlines() if line.startswith("{")]
-    assert any(e["logger"] == "tts.services.model_lifecycle" and "v2 loaded" in e["message"] for e in lines)
+    assert any(e["logger"] == "tts.catalogue.lifecycle" and "v2 loaded" in e["message"] for e in lines)

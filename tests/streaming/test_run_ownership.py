@@ -1,4 +1,4 @@
-"""One owner ends every synthesis once (tts/services/synthesis_run.py).
+"""One owner ends every synthesis once (tts/synthesis/run.py).
 
 For each entry point (whole file, the HTTP stream that chunked and SSE responses
 read, a WebSocket utterance, a job) three ways to end badly: the client goes
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,19 +21,22 @@ import pytest
 from accounts import ratelimit
 from accounts.models import Usage
 from tests.audio_checks import assert_speech, decode_audio
-from tests.fixtures import TenantCtx
+from tests.fixtures import TenantCtx, joe_engine
 from tts.audio.formats import parse_elevenlabs_format
+from tts.catalogue.engines import get_registry
+from tts.errors import SynthesisError
 from tts.inference.engine import EngineError
 from tts.inference.piper_onnx import PiperOnnxEngine
+from tts.jobs.actions import JobRequest, job_submit
+from tts.jobs.runner import job_run
 from tts.models import Job, SynthesisRecord, Voice
-from tts.services import synthesis_run
-from tts.services.admission import engine_admission
-from tts.services.engines import get_registry
-from tts.services.job_runner import job_run
-from tts.services.jobs import JobRequest, job_submit
-from tts.services.streaming import LiveUtterance, stream_synthesis
-from tts.services.synthesis import SynthesisError, SynthesisRequest, SynthesisRun, synthesis_create, synthesis_prepare
-from tts.services.utterance_driver import UtteranceDriver
+from tts.realtime.driver import UtteranceDriver
+from tts.synthesis import run as synthesis_run
+from tts.synthesis.admission import engine_admission
+from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.run import SynthesisRun
+from tts.synthesis.streaming import LiveUtterance, stream_synthesis
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,18 +91,36 @@ def ledger(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Ledger:
 
 
 def failing_engine_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
-    """The engine works ``calls`` times, then fails (retryable: the job tests need that too)."""
-    original = PiperOnnxEngine.synthesize_ids
+    """The engine that serves joe works ``calls`` times, then fails (retryable: the job tests need that too).
+
+    ``make test`` runs the API suite a second time with joe on the PyTorch engine
+    (``TTS_TEST_ENGINE=vits-torch``), whose whole and windowed paths both go through ``_synthesize``.
+    """
     seen = {"n": 0}
 
-    def flaky(self: PiperOnnxEngine, *args: Any, **kwargs: Any) -> Any:
+    def count() -> None:
         seen["n"] += 1
         if seen["n"] > calls:
             raise EngineError("boom", retryable=False)
+
+    original = PiperOnnxEngine.synthesize_ids
+
+    def flaky(self: PiperOnnxEngine, *args: Any, **kwargs: Any) -> Any:
+        count()
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(PiperOnnxEngine, "synthesize_ids", flaky)
     monkeypatch.setattr(PiperOnnxEngine, "concurrency", 1, raising=False)
+    if joe_engine() == "vits-torch":
+        from tts.inference.vits_torch import VitsTorchEngine
+
+        torch_original = VitsTorchEngine._synthesize
+
+        def flaky_torch(self: VitsTorchEngine, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            count()
+            yield from torch_original(self, *args, **kwargs)
+
+        monkeypatch.setattr(VitsTorchEngine, "_synthesize", flaky_torch)
 
 
 def engine_cannot_load(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -293,8 +315,8 @@ def test_a_stopped_playground_utterance_keeps_what_it_spoke(tenant_a: TenantCtx,
 
 
 def _job(tenant: TenantCtx, monkeypatch: pytest.MonkeyPatch) -> Job:
-    monkeypatch.setattr("tts.services.jobs.job_dispatch", lambda job_id: None)
-    monkeypatch.setattr("tts.services.job_runner.job_dispatch", lambda job_id: None)
+    monkeypatch.setattr("tts.jobs.actions.job_dispatch", lambda job_id: None)
+    monkeypatch.setattr("tts.jobs.runner.job_dispatch", lambda job_id: None)
     monkeypatch.setattr("django.conf.settings.TTS_JOB_CHUNK_CHARS", 40)
     request = JobRequest(tenant=tenant.tenant, voice_id="joe", output_format=parse_elevenlabs_format("mp3_44100_128"))
     request.text = TEXT

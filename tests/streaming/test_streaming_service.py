@@ -1,4 +1,4 @@
-"""tts.services.streaming in-process: prefetch bound, close, thread clean-up, the
+"""tts.synthesis.streaming in-process: prefetch bound, close, thread clean-up, the
 stream equal to the whole file, and the stream-input text buffer's rules."""
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from tts.api.stream_input import ProtocolError, parse_chunk_schedule, parse_opti
 from tts.audio.formats import parse_elevenlabs_format
 from tts.inference.engine import SynthesisParams
 from tts.models import SynthesisRecord, Voice
-from tts.services import synthesis
-from tts.services.streaming import ThreadedStream, stream_synthesis
-from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
-from tts.services.text_buffer import TextBuffer
+from tts.realtime.text_buffer import TextBuffer
+from tts.synthesis import engine as synthesis_engine
+from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.streaming import ThreadedStream, stream_synthesis
 
 SENTENCES = [f"This is sentence number {n}, spoken slowly and clearly." for n in range(1, 9)]
 
@@ -65,13 +66,13 @@ def test_it_abandons_a_stream_that_never_started() -> None:
 
 def deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
     """No sampling noise, so that two syntheses of one text are the same samples."""
-    original = synthesis._params_for
+    original = synthesis_engine.params_for
 
     def params(*args: object) -> SynthesisParams:
         p = original(*args)  # type: ignore[arg-type]
         return SynthesisParams(speaker_id=p.speaker_id, length_scale=p.length_scale, noise_scale=0.0, noise_w=0.0)
 
-    monkeypatch.setattr(synthesis, "_params_for", params)
+    monkeypatch.setattr(synthesis_engine, "params_for", params)
 
 
 def request(ctx: TenantCtx, text: str, fmt: str) -> SynthesisRequest:
@@ -226,7 +227,7 @@ def test_its_buffer_keeps_no_pile_of_whitespace_and_finds_ends_across_messages()
 
 
 def test_its_cost_per_message_does_not_grow_with_the_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tts.services import text_buffer as stream_input
+    from tts.realtime import text_buffer as stream_input
 
     scanned: list[int] = []
     pattern = stream_input._SENTENCE_END

@@ -9,7 +9,9 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx, make_joe
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import SynthesisRecord
-from tts.services.synthesis import SynthesisRequest, synthesis_iter_bytes, synthesis_prepare
+from tts.synthesis.deliver import synthesis_iter_bytes
+from tts.synthesis.pipeline import synthesis_prepare
+from tts.synthesis.request import SynthesisRequest
 
 pytest.importorskip("torch")
 

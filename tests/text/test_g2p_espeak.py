@@ -46,6 +46,10 @@ def test_the_registry_knows_every_language_kokoro_speaks_but_chinese_which_is_it
         ("es", "¿Cómo estás?", "kˈomo estˈas?"),
         ("fr", "les amis", "lez amˈi"),  # liaison kept: clauses are read whole, espeak's "-" dropped
         ("pt", "pão", "pˈɐ̃ʊ̃"),
+        # Nasal vowels espeak-ng writes composed (ĩ, ũ, ã) keep their tilde, decomposed as misaki
+        # writes them; they were dropped whole ("vinte e cinco" was heard as "venti e senku", #35).
+        ("pt", "vinte e cinco", "vˈi\u0303nʧj i sˈi\u0303ŋkʊ"),
+        ("pt", "um", "ˈu\u0303m"),
     ],
 )
 def test_it_reads_as_kokoro_was_trained(language: str, text: str, expected: str) -> None:

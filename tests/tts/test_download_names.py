@@ -1,4 +1,4 @@
-"""The one rule that names downloads (tts/services/download_names.py): voice, UTC time, first words in any
+"""The one rule that names downloads (tts/usage/download_names.py): voice, UTC time, first words in any
 script, safe on every filesystem; the header carries it as RFC 6266 asks (ASCII ``filename`` and UTF-8
 ``filename*``)."""
 
@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from tts.services.download_names import ascii_filename, content_disposition, download_filename
+from tts.usage.download_names import ascii_filename, content_disposition, download_filename
 
 AT = dt.datetime(2026, 12, 2, 12, 45, 7, tzinfo=dt.UTC)
 

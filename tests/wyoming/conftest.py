@@ -130,16 +130,20 @@ def wyoming_server(django_db_setup: None, django_db_blocker: pytest.FixtureReque
 
 @pytest.fixture(scope="session")
 def strict_wyoming_server(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[WyomingServer]:
-    """A server with small bounds (idle, event time, connections), audio resampled to 16 kHz, its own
-    metrics port, and a second port no test may use."""
+    """A server with small bounds (idle, event time, connections per listener and per address, events
+    per address), audio resampled to 16 kHz, describe answers kept 1 s, its own metrics port, and a
+    second port no test may use. Only one test synthesizes on it (its metrics count one synthesis)."""
     env = {
         "TTS_WYOMING_SAMPLE_RATE": "16000",
         "TTS_WYOMING_METRICS_PORT": str(free_port()),
         "TTS_WYOMING_IDLE_TIMEOUT_S": "1.5",
         "TTS_WYOMING_EVENT_TIMEOUT_S": "1",
-        "TTS_WYOMING_MAX_CONNECTIONS": "2",
+        "TTS_WYOMING_MAX_CONNECTIONS": "3",
+        "TTS_WYOMING_MAX_CONNECTIONS_PER_ADDRESS": "2",
+        "TTS_WYOMING_MAX_EVENTS_PER_S_PER_ADDRESS": "30",
         "TTS_WYOMING_MAX_EVENT_BYTES": "4096",
         "TTS_WYOMING_MAX_PAYLOAD_BYTES": "1024",
+        "TTS_WYOMING_DESCRIBE_CACHE_S": "1",
     }
     server = _session_server(
         django_db_blocker, env, table={"api_key": WYOMING_KEY, "allowed_networks": ["192.0.2.0/24"]}

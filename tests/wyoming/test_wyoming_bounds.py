@@ -28,10 +28,10 @@ from tts.wyoming.framing import SendTimeout, write_event
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def raw_exchange(port: int, data: bytes, *, timeout: float = 10) -> tuple[list[dict], bool]:
-    """Send ``data``; the events that come back (headers with their data merged) and whether the
-    server closed the connection."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+def raw_exchange(port: int, data: bytes, *, timeout: float = 10, source: str = "127.0.0.1") -> tuple[list[dict], bool]:
+    """Send ``data`` (from the loopback address ``source``); the events that come back (headers with
+    their data merged) and whether the server closed the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(source, 0)) as sock:
         sock.sendall(data)
         buffer = b""
         closed = False
@@ -110,15 +110,27 @@ def test_an_idle_connection_times_out(strict_wyoming_server: WyomingServer, wyom
     assert 1.0 < time.monotonic() - started < 6
 
 
-def test_connections_past_the_bound_are_turned_away(
+def test_connections_past_the_bounds_are_turned_away(
     strict_wyoming_server: WyomingServer, wyoming_tenant: TenantCtx
 ) -> None:
+    """Two connections an address (TTS_WYOMING_MAX_CONNECTIONS_PER_ADDRESS), three a listener
+    (TTS_WYOMING_MAX_CONNECTIONS); loopback's other addresses are other clients."""
     port = strict_wyoming_server.port
-    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+
+    def connect(source: str) -> socket.socket:
+        return socket.create_connection(("127.0.0.1", port), source_address=(source, 0))
+
+    held = [connect("127.0.0.1") for _ in range(2)]
     try:
         time.sleep(0.3)
         events, closed = raw_exchange(port, b"")
         assert error_codes(events) == ["too_many_connections"] and closed
+        assert "TTS_WYOMING_MAX_CONNECTIONS_PER_ADDRESS" in events[0]["data"]["text"]
+        held.append(connect("127.0.0.2"))  # another address: its own two places
+        time.sleep(0.3)
+        events, closed = raw_exchange(port, b"", source="127.0.0.3")  # the listener's three are taken
+        assert error_codes(events) == ["too_many_connections"] and closed
+        assert "(TTS_WYOMING_MAX_CONNECTIONS)" in events[0]["data"]["text"]
     finally:
         for sock in held:
             sock.close()

@@ -121,6 +121,32 @@ def test_it_synthesizes_and_bills_one_history_row(
     assert spent(wyoming_tenant) == 2 * len(TEXT)
 
 
+def longest_digital_silence(samples: np.ndarray, rate: int) -> float:
+    """The longest run of exact zeros, in seconds: silence the platform added (a voice's own pauses are
+    never exactly zero for long)."""
+    zero = np.concatenate([[False], samples == 0, [False]])
+    edges = np.flatnonzero(np.diff(zero.astype(np.int8)))
+    runs = edges[1::2] - edges[::2]
+    return float(runs.max()) / rate if len(runs) else 0.0
+
+
+def test_it_adds_no_silence_between_sentences_as_wyoming_piper(
+    wyoming_server: WyomingServer, wyoming_tenant: TenantCtx, joe: Voice
+) -> None:
+    """TTS_WYOMING_SENTENCE_SILENCE_MS is 0: a sentence ends with the voice's own pause, as in
+    wyoming-piper (#35: our audio was 11-14 % longer for the same text); the HTTP routes add
+    TTS_SENTENCE_SILENCE_MS after every sentence."""
+    events = talk(wyoming_server.port, [Synthesize(text=TEXT).event()], lambda e: AudioStop.is_type(e.type))
+    samples, rate = pcm_of(events)
+    assert longest_digital_silence(samples, rate) < 0.1
+    response = wyoming_tenant.client().post(
+        "/v1/text-to-speech/joe?output_format=pcm_22050", {"text": TEXT}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    http = np.frombuffer(response.content, dtype="<i2")
+    assert longest_digital_silence(http, rate) >= 0.2  # the other routes' 200 ms
+
+
 def test_it_streams_each_sentence_as_soon_as_it_is_ready(
     wyoming_server: WyomingServer, wyoming_tenant: TenantCtx, joe: Voice
 ) -> None:

@@ -9,14 +9,14 @@ from typing import Any
 
 from django import forms
 
-from tts.models import ModelVersion, Voice
-from tts.services.kokoro_import import KOKORO_MODEL_ID
-from tts.services.model_storage import (
+from tts.catalogue import (
+    KOKORO_MODEL_ID,
     model_storage_dir,
     stored_kokoro_models,
     stored_model_path,
     stored_voice_models,
 )
+from tts.models import ModelVersion, Voice
 
 _LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})?")
 

@@ -20,8 +20,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from tts.models import Job, SynthesisRecord
-from tts.services.download_names import content_disposition, filename_for
-from tts.services.history_export import ExportError, playable_audio
+from tts.usage import ExportError, content_disposition, filename_for, playable_audio
 
 
 class PreviousNextChangeList(ChangeList):

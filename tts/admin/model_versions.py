@@ -15,21 +15,20 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from tts.inference.kokoro_model import KokoroSource
-from tts.models import ModelVersion, Voice
-from tts.services.kokoro_import import KOKORO_MODEL_ID, import_kokoro_voices
-from tts.services.model_import import (
+from tts.catalogue import (
+    KOKORO_MODEL_ID,
+    StoredUpload,
     VoiceImportError,
     activate_model_version,
+    import_kokoro_voices,
     import_piper_voice,
-    retire_model_version,
-)
-from tts.services.model_storage import (
-    StoredUpload,
     kokoro_voices_beside,
     piper_config_beside,
+    retire_model_version,
     store_uploaded_voice,
 )
+from tts.inference.kokoro_model import KokoroSource
+from tts.models import ModelVersion, Voice
 
 from .forms import ModelVersionChangeForm, ModelVersionImportForm
 
@@ -102,7 +101,7 @@ class ModelVersionAdmin(admin.ModelAdmin):
     @admin.display(description="Loaded at start", boolean=True, ordering="preload")
     def loaded_at_start(self, obj: ModelVersion) -> bool:
         """Every process loads and warms the active versions, and the preloaded ones not retired, at
-        start (``model_lifecycle``): "preload" alone would show an active version as not loaded."""
+        start (``tts.catalogue.lifecycle``): "preload" alone would show an active version as not loaded."""
         return obj.status != ModelVersion.Status.RETIRED and (obj.status == ModelVersion.Status.ACTIVE or obj.preload)
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from django.contrib import admin
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 
+from tts.catalogue import voice_uses
 from tts.models import ModelVersion, Voice
-from tts.services.voice_usage import voice_uses
 
 from .forms import VoiceAdminForm
 

@@ -20,8 +20,7 @@ from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from tts.audio.formats import OutputFormat
 from tts.models import SynthesisRecord
-from tts.services.synthesis import SynthesisRequest, synthesis_create
-from tts.services.text_input import output_format_for
+from tts.synthesis import SynthesisRequest, output_format_for, synthesis_create
 
 from .fields import StrictCharField
 from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
@@ -30,7 +29,7 @@ DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
 
 
 class VoiceSettingsSerializer(serializers.Serializer):
-    # stability scales the VITS noise (tts.services.synthesis.noise_variation) and speed the
+    # stability scales the VITS noise (tts.synthesis.pipeline.noise_variation) and speed the
     # length scale; similarity_boost, style and use_speaker_boost are accepted without effect.
     stability = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     similarity_boost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)

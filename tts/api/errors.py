@@ -14,7 +14,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from tts.services.synthesis import SynthesisError
+from tts.errors import SynthesisError
+from tts.text.errors import TextError
 
 _OPENAI_TYPES = {
     400: "invalid_request_error",
@@ -67,6 +68,8 @@ def to_api_error(exc: Exception) -> ApiError | None:
         return ApiError(
             exc.message, code=exc.code, status_code=exc.status, field=exc.field, retry_after=exc.retry_after
         )
+    if isinstance(exc, TextError):  # the shared character check of a body (tts.api.parsers)
+        return ApiError(str(exc), code=exc.code, status_code=exc.status, field=exc.field)
     if isinstance(exc, exceptions.ValidationError):
         pairs = _flatten_validation(exc.detail)
         field = next((f for f, _ in pairs if f and f != "non_field_errors"), None)

@@ -20,8 +20,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from infra.metrics import metrics_view
 from infra.ops_access import ops_access_refusal
-from tts.services.model_lifecycle import get_lifecycle
-from tts.services.shutdown import draining
+from tts.catalogue import get_lifecycle
+from tts.synthesis import draining
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

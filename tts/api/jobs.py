@@ -18,11 +18,11 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
+from infra.pagination import keyset_page
+from tts.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.models import Job
-from tts.services.download_names import content_disposition, filename_for
-from tts.services.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
-from tts.services.pagination import keyset_page
-from tts.services.text_input import output_format_for
+from tts.synthesis import output_format_for
+from tts.usage import content_disposition, filename_for
 
 from .elevenlabs import DEFAULT_OUTPUT_FORMAT, VoiceSettingsSerializer
 from .errors import ApiError

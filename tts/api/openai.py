@@ -27,9 +27,8 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
-from tts.services.default_voices import openai_voice
-from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
-from tts.services.text_input import output_format_for
+from tts.catalogue import openai_voice
+from tts.synthesis import SynthesisRequest, output_format_for, synthesis_create, synthesis_prepare
 
 from .elevenlabs import audio_headers
 from .errors import ApiError

@@ -18,6 +18,8 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from tts.text.characters import check_json_strings
+
 
 def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
@@ -41,7 +43,8 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
 
 
 class BoundedJSONParser(JSONParser):
-    """``JSONParser`` that answers 400, never 500, for any body: too deep, malformed or not UTF-8."""
+    """``JSONParser`` that answers 400, never 500, for any body: too deep, malformed, not UTF-8,
+    or with characters no request may send."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         raw = stream.read() if stream is not None else b""
@@ -56,4 +59,5 @@ class BoundedJSONParser(JSONParser):
             raise ParseError(str(exc)) from None
         if json_depth_exceeds(data, settings.TTS_MAX_JSON_DEPTH):
             raise ParseError(f"The body nests deeper than {settings.TTS_MAX_JSON_DEPTH} levels.")
+        check_json_strings(data)  # TextError: a 400 invalid_characters (tts.api.errors)
         return data

@@ -2,7 +2,7 @@
 
 Create from a PLS file or from rules, add, remove or set rules (each change a
 new version), list, get, and download a version as PLS. Requests use them
-with ``pronunciation_dictionary_locators`` (tts/services/pronunciation.py).
+with ``pronunciation_dictionary_locators`` (tts/pronunciation/dictionaries.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from accounts.authentication import request_tenant
 from accounts.models import Scope
 from tts.models import PronunciationDictionary, PronunciationDictionaryVersion
-from tts.services.pronunciation import (
+from tts.pronunciation import (
     dictionary_change,
     dictionary_create,
     dictionary_create_from_pls,

@@ -5,7 +5,9 @@ Users moving from those deployments keep their clients:
 - ``POST /api/tts`` ``{"text", "speaker", "streaming"}``: 16 kHz 16-bit mono WAV, chunked
   (``Transfer-Encoding: chunked``, a streaming WAV header) when ``streaming`` is true;
 - ``POST /tts`` ``{"text", "speaker", "language"}``: JSON ``{"status": "success", "audio": <base64
-  WAV at the voice's rate>, "sample_rate", "duration"}``;
+  WAV at the voice's rate>, "sample_rate", "duration"}``, written as the audio is synthesized
+  (``Base64AudioJson``: no whole file, no whole base64 string in memory) and answered from the
+  audio cache like every other route;
 - ``POST /api/admin/reload`` ``{"model", "version"?}``: activates that model version everywhere
   (as ``manage.py activate_model``; every process follows within ``TTS_MODEL_POLL_SECONDS``).
   Needs a key with the staff-only ``models:admin`` scope, made by a staff user.
@@ -17,7 +19,7 @@ billing and history (source ``compat``). Errors as FastAPI writes them:
 ``speaker`` is one of those deployments' speaker names (CosyVoice's SFT
 speakers ``中文女`` ``中文男`` ``英文女`` ``英文男`` ``日语男`` ``粤语女`` ``韩语女``, the
 articles' ``xiaoyu``, ``female_01``, ``male_01``), mapped to a voice by the
-table an operator edits in the admin (``tts.services.reference_speakers``),
+table an operator edits in the admin (``tts.catalogue.reference_speakers``),
 or any voice id or name of this server. A speaker with no voice here
 (``粤语女``, ``韩语女``) or an unknown one is a 400 that lists the speakers
 available. Without a speaker, the voice for the text's language
@@ -28,6 +30,7 @@ read by that language's front end (the voice must speak it, else 422).
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 from django.conf import settings
@@ -41,17 +44,15 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
+from tts.catalogue import activate_model_version, default_voice_for_text, model_version_named, speaker_voice
+from tts.errors import SynthesisError
 from tts.models import Voice
-from tts.services.default_voices import default_voice_for_text
-from tts.services.model_import import activate_model_version, model_version_named
-from tts.services.reference_speakers import speaker_voice
-from tts.services.synthesis import SynthesisRequest, synthesis_create, synthesis_prepare
-from tts.services.text_input import output_format_for
+from tts.synthesis import SynthesisRequest, SynthesisRun, output_format_for, synthesis_create, synthesis_prepare
 
 from .elevenlabs import audio_headers
 from .errors import ApiError
 from .openapi import audio_responses, json_object
-from .streaming import audio_stream_response
+from .streaming import audio_stream_response, body_stream_response
 
 TAGS = ["cosyvoice-compatible"]
 
@@ -128,29 +129,63 @@ class ApiTtsView(APIView):
         tags=TAGS,
         summary="CosyVoice Lite: base64 WAV in JSON",
         request=LiteTtsInput,
-        responses={200: json_object('{"status": "success", "audio": base64 WAV, "sample_rate", "duration"}')},
+        responses={
+            200: json_object(
+                '{"audio": base64 WAV, "sample_rate", "duration", "status": "success"}, streamed as it is '
+                'synthesized; "status": "error" with "detail" if the synthesis fails after it began'
+            )
+        },
     )
 )
 class LiteTtsView(APIView):
     required_scope = Scope.TTS
     error_dialect = "fastapi"
 
-    def post(self, request: Request) -> Response:
+    def post(self, request: Request) -> HttpResponseBase:
         body = LiteTtsInput(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         req = _request(request, data, "wav", language=data.get("language"))
-        result = synthesis_create(req)
-        response = Response(
-            {
-                "status": "success",
-                "audio": base64.b64encode(result.audio).decode("ascii"),
-                "sample_rate": result.output_format.sample_rate,
-                "duration": round(result.record.duration_s, 3),
-            }
-        )
-        audio_headers(response, result.record, request_id=req.request_id)
-        return response
+        prep = synthesis_prepare(req)
+        return body_stream_response(request, prep, Base64AudioJson(prep), content_type="application/json")
+
+
+class Base64AudioJson:
+    """``/tts``'s JSON document written around the WAV as it is synthesized: its base64 in three-byte
+    steps (what is left over waits for the next chunk), then the rate, the duration and the status.
+
+    ``{"audio": "<base64 WAV>", "sample_rate": 22050, "duration": 2.4, "status": "success"}``: the
+    reference article's keys, the status last because it is known last. A synthesis that fails
+    after the audio began ends the document with ``"status": "error"`` and FastAPI's ``detail``.
+    The WAV is a stream's (its sizes ``0xFFFFFFFF``; a cache hit sends the sealed file).
+    """
+
+    def __init__(self, prep: SynthesisRun) -> None:
+        self.prep = prep
+        self.carry = b""
+
+    def head(self) -> bytes:
+        return b'{"audio": "'
+
+    def piece(self, chunk: bytes) -> bytes:
+        data = self.carry + chunk
+        cut = len(data) - len(data) % 3
+        self.carry = data[cut:]
+        return base64.b64encode(data[:cut])
+
+    def tail(self) -> bytes:
+        encoder = self.prep.encoder
+        rate = encoder.format.sample_rate if encoder is not None else 0
+        duration = encoder.samples_out / rate if encoder is not None and rate else 0.0
+        return self._end({"sample_rate": rate, "duration": round(duration, 3), "status": "success"})
+
+    def failure(self, exc: SynthesisError) -> bytes:
+        return self._end({"status": "error", "detail": exc.message})
+
+    def _end(self, fields: dict[str, Any]) -> bytes:
+        rest = base64.b64encode(self.carry)
+        self.carry = b""
+        return rest + b'", ' + json.dumps(fields, ensure_ascii=False)[1:].encode()
 
 
 @extend_schema_view(

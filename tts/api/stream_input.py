@@ -1,8 +1,8 @@
 """The stream-input WebSocket protocol's inputs: query options, the chunk
 schedule and protocol errors (the text buffer that decides when to speak is
-the utterance driver's: ``tts.services.text_buffer``).
+the utterance driver's: ``tts.realtime.text_buffer``).
 
-Kept apart from the consumer (tts/consumers.py) so that the rules of the
+Kept apart from the consumer (tts/realtime/consumers.py) so that the rules of the
 protocol can be read, and tested, without a socket.
 """
 
@@ -14,9 +14,9 @@ from urllib.parse import parse_qs
 
 from infra.logging import current_request_id
 from tts.audio.formats import ELEVENLABS_DEFAULT, OutputFormat
-from tts.services.synthesis_types import SynthesisError
-from tts.services.text_buffer import DEFAULT_CHUNK_SCHEDULE, TextBuffer
-from tts.services.text_input import output_format_for
+from tts.errors import SynthesisError
+from tts.realtime import DEFAULT_CHUNK_SCHEDULE, TextBuffer
+from tts.synthesis import output_format_for
 
 # Close codes. A server may only send 1000 or an application code (3000-4999;
 # autobahn, under daphne, refuses the rest), so RFC 6455's 1008/1009/1011 are

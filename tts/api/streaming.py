@@ -3,10 +3,12 @@ and the streamed responses of ``POST /v1/audio/speech`` (OpenAI raw audio and SS
 
 The view validates, reserves and opens the record like the non-streamed
 endpoint (errors are still plain JSON in the caller's dialect), then answers
-with an async iterator over the pipeline (``tts.services.streaming``): each
+with an async iterator over the pipeline (``tts.synthesis.streaming``): each
 segment's bytes go out as soon as they are encoded. When the client goes away
 Django cancels the iterator and closes the response; both stop the stream, so
-no later segment is synthesized and the record ends up cancelled.
+no later segment is synthesized and the record ends up cancelled. A body that
+wraps the audio (OpenAI's SSE events, the ``/tts`` JSON document) is a
+``StreamBody`` written around the same stream (``body_stream_response``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator, Generator, Iterator
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, StreamingHttpResponse
@@ -23,11 +25,12 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from accounts.models import Scope
-from tts.services.streaming import ThreadedStream, stream_synthesis
-from tts.services.synthesis import (
-    SynthesisError,
+from tts.errors import SynthesisError
+from tts.synthesis import (
     SynthesisRun,
+    ThreadedStream,
     ensure_engine,
+    stream_synthesis,
     synthesis_iter_bytes,
     synthesis_prepare,
 )
@@ -82,63 +85,99 @@ def audio_stream_response(request: HttpRequest | Request, prep: SynthesisRun) ->
     return response
 
 
-def _sse(event: dict[str, Any]) -> bytes:
-    return f"data: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+class StreamBody(Protocol):
+    """What a streamed response writes around the encoded audio (SSE events, a JSON document)."""
+
+    def head(self) -> bytes:
+        """Before the first chunk."""
+
+    def piece(self, chunk: bytes) -> bytes:
+        """For one chunk of audio, as it comes (may be empty)."""
+
+    def tail(self) -> bytes:
+        """After the last chunk, once the synthesis succeeded."""
+
+    def failure(self, exc: SynthesisError) -> bytes:
+        """The end, when the synthesis failed after the response began."""
 
 
-def _delta(chunk: bytes) -> bytes:
-    return _sse({"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode("ascii")})
-
-
-def _done(prep: SynthesisRun) -> bytes:
-    # OpenAI reports tokens; characters are what this platform counts.
-    usage = {"input_tokens": prep.characters, "output_tokens": 0, "total_tokens": prep.characters}
-    return _sse({"type": "speech.audio.done", "usage": usage})
-
-
-def _error_event(exc: SynthesisError) -> bytes:
-    err = to_api_error(exc)
-    assert err is not None
-    return _sse(
-        {"type": "error", "error": {"message": err.message, "type": "api_error", "param": err.field, "code": err.code}}
-    )
-
-
-async def _sse_async(stream: ThreadedStream[bytes], prep: SynthesisRun) -> AsyncIterator[bytes]:
+async def _body_async(stream: ThreadedStream[bytes], body: StreamBody) -> AsyncIterator[bytes]:
+    if head := body.head():
+        yield head
     try:
         async for chunk in stream:
-            yield _delta(chunk)
+            if out := body.piece(chunk):
+                yield out
     except SynthesisError as exc:
-        yield _error_event(exc)
+        yield body.failure(exc)
         return
-    yield _done(prep)
+    yield body.tail()
 
 
-def _sse_sync(prep: SynthesisRun) -> Iterator[bytes]:
+def _body_sync(prep: SynthesisRun, body: StreamBody) -> Iterator[bytes]:
+    if head := body.head():
+        yield head
     gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(prep))
     try:
         for chunk in gen:
-            yield _delta(chunk)
+            if out := body.piece(chunk):
+                yield out
     except SynthesisError as exc:
-        yield _error_event(exc)
+        yield body.failure(exc)
         return
     finally:
         gen.close()
-    yield _done(prep)
+    yield body.tail()
 
 
-def sse_stream_response(request: HttpRequest | Request, prep: SynthesisRun) -> StreamingHttpResponse:
-    """OpenAI's ``stream_format=sse``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
+def body_stream_response(
+    request: HttpRequest | Request, prep: SynthesisRun, body: StreamBody, *, content_type: str
+) -> StreamingHttpResponse:
+    """The audio of ``prep`` inside ``body`` (SSE events, JSON), written as it is synthesized."""
     ensure_engine(prep)
     if is_asgi(request):
         stream = stream_synthesis(prep)
         response: StreamingHttpResponse = AudioStreamResponse(
-            stream, _sse_async(stream, prep), content_type="text/event-stream"
+            stream, _body_async(stream, body), content_type=content_type
         )
     else:
-        response = StreamingHttpResponse(_sse_sync(prep), content_type="text/event-stream")
+        response = StreamingHttpResponse(_body_sync(prep, body), content_type=content_type)
     _set_headers(response, prep)
     return response
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+
+
+class _SpeechEvents:
+    """OpenAI's ``stream_format=sse``: a ``speech.audio.delta`` per chunk, then ``speech.audio.done``."""
+
+    def __init__(self, prep: SynthesisRun) -> None:
+        self.prep = prep
+
+    def head(self) -> bytes:
+        return b""
+
+    def piece(self, chunk: bytes) -> bytes:
+        return _sse({"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode("ascii")})
+
+    def tail(self) -> bytes:
+        # OpenAI reports tokens; characters are what this platform counts.
+        characters = self.prep.characters
+        usage = {"input_tokens": characters, "output_tokens": 0, "total_tokens": characters}
+        return _sse({"type": "speech.audio.done", "usage": usage})
+
+    def failure(self, exc: SynthesisError) -> bytes:
+        err = to_api_error(exc)
+        assert err is not None
+        error = {"message": err.message, "type": "api_error", "param": err.field, "code": err.code}
+        return _sse({"type": "error", "error": error})
+
+
+def sse_stream_response(request: HttpRequest | Request, prep: SynthesisRun) -> StreamingHttpResponse:
+    """OpenAI's ``stream_format=sse``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
+    return body_stream_response(request, prep, _SpeechEvents(prep), content_type="text/event-stream")
 
 
 @extend_schema_view(

@@ -9,7 +9,7 @@
 
 All of it runs on the one pipeline (``synthesis_prepare`` /
 ``synthesis_iter_bytes``); the timings come from the pipeline's
-``AlignmentTimeline`` (``tts.services.timestamps``).
+``AlignmentTimeline`` (``tts.synthesis.timestamps``).
 """
 
 from __future__ import annotations
@@ -29,18 +29,18 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_tenant
 from accounts.models import Scope
-from tts.services.history import history_item_get
-from tts.services.history_export import captions_srt, captions_vtt
-from tts.services.streaming import ThreadedStream, run_stream
-from tts.services.synthesis import (
-    SynthesisError,
+from tts.errors import SynthesisError
+from tts.synthesis import (
+    AlignmentChunk,
     SynthesisRun,
+    ThreadedStream,
     ensure_engine,
+    run_stream,
     synthesis_create,
     synthesis_iter_bytes,
     synthesis_prepare,
 )
-from tts.services.timestamps import AlignmentChunk
+from tts.usage import captions_srt, captions_vtt, history_item_get
 
 from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
 from .errors import ApiError

@@ -3,7 +3,7 @@
 
 ``breakdown_type`` (``api_keys``, ``voice``, ``model``, ``request_source``)
 splits ``usage`` into one series per key, voice, model or source, as
-ElevenLabs does; those come from the history (``usage_breakdown``).
+ElevenLabs does; those come from the history (``tts.usage.breakdown``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_tenant
 from accounts.models import Scope
-from tts.services.usage_breakdown import BREAKDOWNS, usage_breakdown
-from tts.services.usage_rollup import daily_usage
+from tts.usage import BREAKDOWNS, daily_usage, usage_breakdown
 
 from .errors import ApiError
 from .openapi import error_responses, json_object

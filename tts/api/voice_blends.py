@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_tenant
 from accounts.models import Scope
-from tts.services.voice_blends import VoiceBlendError, voice_blend_create
+from tts.catalogue import VoiceBlendError, voice_blend_create
 
 from .errors import ApiError
 from .openapi import error_responses, json_object

@@ -31,6 +31,7 @@ import onnxruntime
 from tts.text.g2p import G2P, PUNCTUATION, PhonemeWord, g2p_for, has_g2p
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
+from .kokoro_blocks import phonemize_with_blocks
 from .kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, MAX_TOKENS
 from .onnx_cancel import cancellable_run
 
@@ -103,7 +104,9 @@ class KokoroOnnxEngine:
         self.num_speakers = len(self.voice_names)
         #: The language of text that comes without one (the warm-up, direct calls).
         self.default_language = str(config.get("language", "ja"))
-        self.front_end(self.default_language)  # one per process, loaded once (pyopenjtalk's dictionary: ~1 s)
+        # No front end is loaded here: each loads on its language's first text (g2p_for, once per
+        # process), so a deployment that speaks only English never holds OpenJTalk's dictionary
+        # (~90 MB) or jieba's and pypinyin's (~150 MB); docs/deploy.md, memory.
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = max(1, threads)
@@ -139,7 +142,7 @@ class KokoroOnnxEngine:
 
     def phonemize_aligned(self, text: str, language: str | None = None) -> list[AlignedPhonemes]:
         """Utterances for ``text`` read in ``language`` (one unless it is too long for the model), with word spans."""
-        result = self.front_end(language).phonemize(text)
+        result = phonemize_with_blocks(self.front_end(language), text, self.vocab)
         phonemes = "".join(ch for ch in result.phonemes if ch in self.vocab)
         if len(phonemes) != len(result.phonemes):
             # Characters the vocabulary lacks are dropped; word spans would shift, so they go too.

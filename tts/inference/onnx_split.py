@@ -18,7 +18,7 @@ sentence does. Those receptive fields are measured on the parts themselves
 (``measure_overlaps``: perturb one frame, see how far the output changes), so
 nothing here depends on a voice's hyperparameters.
 
-No Django here; ``tts.services.windowed_model`` stores the parts beside the
+No Django here; ``tts.catalogue.windowed_model`` stores the parts beside the
 model version.
 """
 

@@ -8,13 +8,15 @@ bringing their own. Lower priorities run first; the ONNX engine gives a
 sentence's encoder run and its first window priority 0 (what a listener
 waits for) and later windows priority 1.
 
-Within a priority, keys take turns (start-time fair queuing, as
-``tts.services.engine_scheduler``): a task is tagged one past the later of its
-key's last tag and the tag of the task that started last, and the smallest
-tag runs first. So a tenant whose stream queued twenty later windows delays
-another tenant's next window by at most one of them, not twenty. The key is
-``submit``'s ``key`` or, by default, the one set with ``work_key`` on the
-calling thread (the engine scheduler sets the tenant around each task).
+Keys (tenants) come first, priorities only within a key's share: the next
+task is the most urgent one of the waiting key with the least engine-seconds
+lately (``engine_share``: the CPU time of every run is charged to its key, in
+one ledger with the engine scheduler's runs). So a tenant whose four streams
+queue late windows (priority 0) runs them ahead of its own whole-file work,
+never ahead of another tenant's, and a tenant whose stream queued twenty later
+windows delays another tenant's next window by at most the runs in progress.
+The key is ``submit``'s ``key`` or, by default, the one set with ``work_key``
+on the calling thread (the engine scheduler sets the tenant around each task).
 
 **Cancel.** Work is queued on behalf of someone who may go away (a stream's
 client). A :class:`CancelSignal` set with ``work_key(key, cancel=signal)`` is
@@ -52,6 +54,8 @@ from concurrent.futures import CancelledError, Future
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
+
+from .engine_share import EngineShare, engine_share
 
 ResultT = TypeVar("ResultT")
 
@@ -204,23 +208,33 @@ class PoolClosed(RuntimeError):
 
 
 class WorkPool:
-    def __init__(self, workers: int, *, name: str = "engine", nice: int | None = None) -> None:
+    def __init__(
+        self, workers: int, *, name: str = "engine", nice: int | None = None, share: EngineShare | None = None
+    ) -> None:
         self.workers = max(1, workers)
         self.nice = worker_nice if nice is None else nice
-        self._queue: list[tuple[int, int, int, Future[Any], Callable[[], Any]]] = []
+        self.share = engine_share if share is None else share
+        self._name = name
+        #: Per key (in the order keys arrived), its waiting tasks by priority, then first come.
+        self._queues: dict[Hashable, list[tuple[int, int, Future[Any], Callable[[], Any]]]] = {}
         self._order = itertools.count()
-        #: Per key, the tag of its last queued task; and the tag of the task that started last.
-        self._tags: dict[Hashable, int] = {}
-        self._vnow = 0
         self._cond = threading.Condition()
         self._busy = 0
         self._running: list[int] = []  # the priorities of the tasks running now
         self._closed = False
-        self._threads = [
-            threading.Thread(target=self._run, name=f"{name}-{i}", daemon=True) for i in range(self.workers)
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._spawned = itertools.count()
+        self._threads: list[threading.Thread] = []
+        for _ in range(self.workers):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        thread = threading.Thread(target=self._run, name=f"{self._name}-{next(self._spawned)}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    @property
+    def _queued(self) -> int:
+        return sum(len(tasks) for tasks in self._queues.values())
 
     def submit(self, fn: Callable[[], ResultT], *, priority: int = 0, key: Hashable = None) -> Future[ResultT]:
         future: Future[ResultT] = Future()
@@ -228,9 +242,7 @@ class WorkPool:
         with self._cond:
             if self._closed:
                 raise PoolClosed("the engine's pool is closed")
-            tag = max(self._tags.get(key, 0), self._vnow) + 1
-            self._tags[key] = tag
-            heapq.heappush(self._queue, (priority, tag, next(self._order), future, fn))
+            heapq.heappush(self._queues.setdefault(key, []), (priority, next(self._order), future, fn))
             self._cond.notify()
         track_current(future)
         return future
@@ -244,17 +256,18 @@ class WorkPool:
         """
         with self._cond:
             if priority is None:
-                return max(0, self.workers - self._busy - len(self._queue))
+                return max(0, self.workers - self._busy - self._queued)
             running = sum(1 for p in self._running if p <= priority)
-            queued = sum(1 for entry in self._queue if entry[0] <= priority)
+            queued = sum(1 for tasks in self._queues.values() for entry in tasks if entry[0] <= priority)
             return max(0, self.workers - running - queued)
 
     def close(self) -> None:
         with self._cond:
             self._closed = True
-            pending, self._queue = self._queue, []
+            pending = [entry for tasks in self._queues.values() for entry in tasks]
+            self._queues = {}
             self._cond.notify_all()
-        for *_, future, _ in pending:
+        for _, _, future, _ in pending:
             if future.set_running_or_notify_cancel():
                 future.set_exception(PoolClosed("the engine's pool closed"))
 
@@ -262,14 +275,15 @@ class WorkPool:
         _lower_this_thread(self.nice)
         while True:
             with self._cond:
-                while not self._queue and not self._closed:
+                while not self._queues and not self._closed:
                     self._cond.wait()
                 if self._closed:
                     return
-                priority, tag, _, future, fn = heapq.heappop(self._queue)
-                self._vnow = max(self._vnow, tag)
-                if not self._queue:
-                    self._tags.clear()  # everyone caught up: the next task of any key starts at now
+                key = self.share.least_used(self._queues)  # dicts keep arrival order: first of equals
+                tasks = self._queues[key]
+                priority, _, future, fn = heapq.heappop(tasks)
+                if not tasks:
+                    del self._queues[key]
                 self._busy += 1
                 self._running.append(priority)
             if not future.set_running_or_notify_cancel():
@@ -281,16 +295,23 @@ class WorkPool:
             task_counts.add(ran=True)
             error: BaseException | None = None
             result: Any = None
-            try:
-                result = fn()
-            except BaseException as exc:  # handed to the waiting caller
-                error = exc
+            with self.share.running(key) as outcome:
+                try:
+                    result = fn()
+                except BaseException as exc:  # handed to the waiting caller
+                    error = exc
             # Free before the caller wakes: what it asks of idle() next counts this worker.
             with self._cond:
                 self._busy -= 1
                 self._running.remove(priority)
+                if outcome.retire and not self._closed:
+                    # Demoted and not allowed back up: a fresh thread at the pool's nice takes its place.
+                    self._threads.remove(threading.current_thread())
+                    self._spawn()
             if error is not None:
                 future.set_exception(error)
             else:
                 future.set_result(result)
             del future, fn, result, error
+            if outcome.retire:
+                return

@@ -22,9 +22,9 @@ from wyoming.info import Attribution, Info, TtsProgram, TtsVoice, TtsVoiceSpeake
 from wyoming.tts import SynthesizeVoice
 
 from accounts.models import Tenant
+from tts.catalogue import active_model_version, voice_find, voices_served_for_tenant
+from tts.errors import SynthesisError
 from tts.models import ModelVersion, Voice
-from tts.services.synthesis_types import SynthesisError
-from tts.services.voices import active_model_version, voice_find, voices_served_for_tenant
 
 PROGRAM_NAME = "tts-platform"
 

@@ -4,21 +4,27 @@ A protocol adapter and nothing more (the utterance driver owns buffering,
 sentence cuts, look-ahead and cancel). Two tasks per connection:
 
 * the reader takes events off the socket within their bounds
-  (:mod:`.framing`), at most ``TTS_WYOMING_MAX_EVENTS_PER_S``, into a queue of
-  ``TTS_WYOMING_MAX_PENDING_EVENTS``; it notices a client that leaves (its
-  run is cancelled and refunded) or stays silent past
-  ``TTS_WYOMING_IDLE_TIMEOUT_S``;
+  (:mod:`.framing`: what an event does not need is skipped unread), at most
+  ``TTS_WYOMING_MAX_EVENTS_PER_S`` (and, over all the connections of its
+  address, ``TTS_WYOMING_MAX_EVENTS_PER_S_PER_ADDRESS``: :mod:`.address_limits`),
+  keeps of each only the fields the server reads (:data:`DATA_FIELDS`), and
+  holds them in a read-ahead bounded in events and in bytes
+  (:mod:`.read_ahead`); it notices a client that leaves (its run is cancelled
+  and refunded) or stays silent past ``TTS_WYOMING_IDLE_TIMEOUT_S``; a framing
+  error, or anything else the reader cannot take, is an ``error`` event, logged;
 * the processor handles them in order, as wyoming-piper does:
-  ``describe`` -> ``info``; ``synthesize`` -> ``audio-start``,
-  ``audio-chunk``..., ``audio-stop``; ``synthesize-start``,
-  ``synthesize-chunk``..., ``synthesize-stop`` -> the audio of each sentence
-  as soon as it is ready, then ``audio-stop`` and ``synthesize-stopped``.
-  A ``synthesize`` inside a stream is the full text sent for older servers
-  (Home Assistant does so) and is ignored.
+  ``describe`` -> ``info`` (from the per-tenant cache, :mod:`.describe_cache`);
+  ``synthesize`` -> ``audio-start``, ``audio-chunk``..., ``audio-stop``;
+  ``synthesize-start``, ``synthesize-chunk``..., ``synthesize-stop`` -> the
+  audio of each sentence as soon as it is ready, then ``audio-stop`` and
+  ``synthesize-stopped``. A ``synthesize`` inside a stream is the full text
+  sent for older servers (Home Assistant does so) and is ignored.
 
 Refusals (quota, limits, an unknown voice, a revoked key) are ``error``
 events with the pipeline's codes, and end the connection; a misplaced or
-unknown event gets an ``error`` and the connection goes on.
+unknown event, or one whose strings hold NUL or a lone surrogate
+(``invalid_characters``, the check every door runs: ``tts.text.characters``),
+gets an ``error`` and the connection goes on.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Coroutine
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -44,21 +51,36 @@ from accounts.keys import InvalidApiKey
 from accounts.models import ApiKey, Scope
 from infra.logging import current_request_id
 from tts.audio.formats import pcm_format
+from tts.errors import SynthesisError
 from tts.models import SynthesisRecord
-from tts.services.streaming import Alignment
-from tts.services.synthesis_types import SynthesisError, SynthesisRequest
-from tts.services.text_buffer import TextBuffer
-from tts.services.utterance_driver import ClientGone, UtteranceDriver
+from tts.realtime import ClientGone, TextBuffer, UtteranceDriver
+from tts.synthesis import Alignment, SynthesisRequest
+from tts.text.characters import check_json_strings
+from tts.text.errors import TextError
 
+from .address_limits import TokenBucket
 from .catalog import choose_voice, tenant_info
-from .framing import FramingError, IdleTimeout, SendTimeout, read_event, write_event
+from .describe_cache import describe_cache
+from .framing import FramingError, IdleTimeout, SendTimeout, read_event, write_bytes, write_event
 from .listeners import Listener
+from .metrics import REFUSALS
+from .read_ahead import ReadAhead
 
 logger = logging.getLogger(__name__)
 
 SOURCE = SynthesisRecord.Source.WYOMING.value
 #: Events a TTS server may be sent that it has nothing to answer to.
 _IGNORED = ("select-program",)
+#: The events whose data the server reads, and the fields it reads: everything else a client
+#: sends (the data of ``describe`` and ``ping``, other fields, payloads) is never kept.
+DATA_FIELDS: dict[str, tuple[str, ...]] = {
+    "synthesize": ("text", "voice"),
+    "synthesize-start": ("voice",),
+    "synthesize-chunk": ("text",),
+}
+_VOICE_FIELDS = ("name", "speaker", "language")
+#: Stands for a value of the wrong type once the event is compacted (the handler says so, in order).
+_MALFORMED = False
 
 
 class EventError(Exception):
@@ -106,18 +128,21 @@ class _AudioSink:
 class WyomingConnection(AsyncEventHandler):
     """A client of one listener: its key's tenant speaks, within its plan."""
 
-    def __init__(self, listener: Listener, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, listener: Listener, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, address: str = ""
+    ) -> None:
         super().__init__(reader, writer)
         self.listener = listener
+        #: The client's address as the per-address limits count it (``address_limits.client_address``).
+        self.address = address
         self.request_id = uuid.uuid4().hex
-        self.queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=settings.TTS_WYOMING_MAX_PENDING_EVENTS)
+        self.read_ahead = ReadAhead()
         self.driver: UtteranceDriver | None = None
         self.streaming = False
         self.working = False
         self.closing = False
         self.last_activity = time.monotonic()
-        self._tokens = 2.0 * settings.TTS_WYOMING_MAX_EVENTS_PER_S
-        self._tokens_at = time.monotonic()
+        self._events = TokenBucket(settings.TTS_WYOMING_MAX_EVENTS_PER_S)
 
     # --- the two tasks -----------------------------------------------------
 
@@ -140,45 +165,60 @@ class WyomingConnection(AsyncEventHandler):
             self._abort()
             current_request_id.reset(token)
 
-    async def handle_event(self, event: Event) -> bool:  # the library's hook; events go through the queue
-        await self.queue.put(event)
+    async def handle_event(self, event: Event) -> bool:  # the library's hook; events go through the read-ahead
+        await self.read_ahead.put(_compact(event), 0)
         return True
 
     async def _read(self) -> None:
         idle = settings.TTS_WYOMING_IDLE_TIMEOUT_S
         while not self.closing:
+            await self.read_ahead.wait_for_room()  # full: stop reading (TCP backpressure)
             # While an event is handled (a synthesis under way) the clock waits for it to end.
             wait = idle if self.working else self.last_activity + idle - time.monotonic()
             try:
-                event = await read_event(self.reader, wait=max(0.05, wait))
+                received = await read_event(self.reader, wait=max(0.05, wait), wants_data=DATA_FIELDS.__contains__)
             except IdleTimeout:
                 if self.working or time.monotonic() - self.last_activity < idle:
                     continue
-                await self._fatal(
+                await self._refuse_client(
                     f"No event for {idle:g} s (TTS_WYOMING_IDLE_TIMEOUT_S); closing the connection.",
                     "input_timeout_exceeded",
                 )
                 return
             except FramingError as exc:
-                await self._fatal(exc.message, exc.code)
+                logger.warning(
+                    "wyoming port %d: %s from %s: %s", self.listener.port, exc.code, self.address or "?", exc.message
+                )
+                await self._refuse_client(exc.message, exc.code)
                 return
             except (ConnectionError, OSError):
                 return
-            if event is None:
+            except Exception:  # anything else the reader cannot take: the client hears why, the log has it
+                logger.exception("wyoming port %d: unreadable event from %s", self.listener.port, self.address or "?")
+                await self._refuse_client("The event could not be read.", "invalid_event")
+                return
+            if received is None:
                 return
             self.last_activity = time.monotonic()
-            if not self._event_allowed():
-                await self._fatal(
+            if not self._events.take():
+                await self._refuse_client(
                     f"More than {settings.TTS_WYOMING_MAX_EVENTS_PER_S} events a second "
                     "(TTS_WYOMING_MAX_EVENTS_PER_S); send text in larger pieces.",
                     "too_many_events",
                 )
                 return
-            await self.queue.put(event)
+            if not self.listener.limits.event_allowed(self.address):
+                await self._refuse_client(
+                    f"More than {settings.TTS_WYOMING_MAX_EVENTS_PER_S_PER_ADDRESS} events a second from "
+                    "this address (TTS_WYOMING_MAX_EVENTS_PER_S_PER_ADDRESS).",
+                    "too_many_events",
+                )
+                return
+            await self.read_ahead.put(_compact(received.event), received.size)
 
     async def _process(self) -> None:
         while not self.closing:
-            event = await self.queue.get()
+            event = await self.read_ahead.get()
             self.working = True
             try:
                 await self._handle(event)
@@ -201,12 +241,16 @@ class WyomingConnection(AsyncEventHandler):
 
     async def _handle(self, event: Event) -> None:
         kind = event.type
+        if event.data:
+            try:
+                check_json_strings(event.data)
+            except TextError as exc:
+                raise EventError(f"{kind}: {exc}", code=exc.code) from None
         if Describe.is_type(kind):
-            key = await self._key()
-            info = await database_sync_to_async(tenant_info)(key.tenant)
-            await self.send(info.event())
+            key = await self._describe_key()
+            await self.send_bytes(await describe_cache.answer(key.tenant, tenant_info))
         elif Ping.is_type(kind):
-            await self.send(Pong(text=Ping.from_event(event).text).event())
+            await self.send(Pong().event())  # a ping's data is skipped unread: no text to echo
         elif Synthesize.is_type(kind):
             if self.streaming:
                 return  # the full text, sent inside a stream for servers that cannot stream
@@ -237,11 +281,22 @@ class WyomingConnection(AsyncEventHandler):
     async def _key(self) -> ApiKey:
         """The listener's key, checked now (revoked, expired, suspended tenant, scope)."""
         try:
-            return await database_sync_to_async(api_key_for_scope)(self.listener.api_key, Scope.TTS)
+            key = await database_sync_to_async(api_key_for_scope)(self.listener.api_key, Scope.TTS)
         except InvalidApiKey as exc:
             raise SynthesisError(str(exc), code=exc.code, status=401) from None
         except MissingScope as exc:
             raise SynthesisError(str(exc), code="missing_scope", status=403) from None
+        self.listener.checked_key = (time.monotonic(), key)
+        return key
+
+    async def _describe_key(self) -> ApiKey:
+        """The key for a ``describe``: checked as :meth:`_key` does, at most once per
+        ``TTS_LOOKUP_CACHE_S`` per listener (the lookup cache's own freshness), so that a describe
+        flood costs no trip to the database thread every listener shares."""
+        checked = self.listener.checked_key
+        if checked is not None and time.monotonic() - checked[0] < settings.TTS_LOOKUP_CACHE_S:
+            return checked[1]
+        return await self._key()
 
     async def _open(self, data: dict[str, Any], *, streaming: bool) -> UtteranceDriver:
         """An utterance for this request's voice (``SynthesisError`` if the key or voice is refused)."""
@@ -262,6 +317,7 @@ class WyomingConnection(AsyncEventHandler):
                 language=chosen.language,
                 request_id=request_id,
                 voice_field="voice.name",
+                sentence_silence_ms=settings.TTS_WYOMING_SENTENCE_SILENCE_MS,
             )
 
         sink = _AudioSink(self, streaming=streaming)
@@ -273,10 +329,18 @@ class WyomingConnection(AsyncEventHandler):
 
     async def send(self, event: Event) -> None:
         """Write ``event``; ``ClientGone`` (the socket aborted) if the client left or stopped reading."""
+        await self._write(write_event(self.writer, event))
+
+    async def send_bytes(self, data: bytes) -> None:
+        """Write events encoded beforehand (``framing.encode_event``), as :meth:`send`."""
+        await self._write(write_bytes(self.writer, data))
+
+    async def _write(self, writing: Coroutine[Any, Any, None]) -> None:
         if self.closing:
+            writing.close()
             raise ClientGone
         try:
-            await write_event(self.writer, event)
+            await writing
         except SendTimeout:
             logger.warning(
                 "wyoming client %s read nothing for %d s (TTS_STREAM_SEND_TIMEOUT_S): aborted",
@@ -303,6 +367,11 @@ class WyomingConnection(AsyncEventHandler):
         await self._say_error(message, code)
         self._close()
 
+    async def _refuse_client(self, message: str, code: str) -> None:
+        """A bound the client passed, or bytes it sent that cannot be read: counted, said, closed."""
+        REFUSALS.labels(code).inc()
+        await self._fatal(message, code)
+
     def _close(self) -> None:
         """Stop both tasks: the reader sees the end of the stream, the utterance is cancelled."""
         self.closing = True
@@ -315,15 +384,27 @@ class WyomingConnection(AsyncEventHandler):
         if not transport.is_closing():
             transport.close()
 
-    def _event_allowed(self) -> bool:
-        rate = settings.TTS_WYOMING_MAX_EVENTS_PER_S
-        now = time.monotonic()
-        self._tokens = min(2.0 * rate, self._tokens + (now - self._tokens_at) * rate)
-        self._tokens_at = now
-        if self._tokens < 1:
-            return False
-        self._tokens -= 1
-        return True
+
+def _compact(event: Event) -> Event:
+    """``event`` with only the data the server reads (:data:`DATA_FIELDS`): strings, or
+    ``_MALFORMED`` where a value had another type. What a hostile client nested in its data is
+    dropped here, before the event waits in the read-ahead."""
+    fields = DATA_FIELDS.get(event.type)
+    if not fields or not event.data:
+        return Event(type=event.type)
+    data: dict[str, Any] = {}
+    for name in fields:
+        if name not in event.data:
+            continue
+        value = event.data[name]
+        if name == "voice" and isinstance(value, dict):
+            voice = {k: value[k] for k in _VOICE_FIELDS if value.get(k) is not None}
+            data[name] = voice if all(isinstance(v, str) for v in voice.values()) else _MALFORMED
+        elif name == "voice":
+            data[name] = None if value is None else _MALFORMED
+        else:
+            data[name] = value if isinstance(value, str) else _MALFORMED
+    return Event(type=event.type, data=data)
 
 
 def _text(data: dict[str, Any]) -> str:

@@ -19,9 +19,14 @@ import ipaddress
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+
+from .address_limits import AddressLimits, client_address
+
+if TYPE_CHECKING:
+    from accounts.models import ApiKey
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -42,15 +47,18 @@ class Listener:
     sample_rate: int = 0
     #: Connections open now (the server counts them against ``TTS_WYOMING_MAX_CONNECTIONS``).
     connections: int = 0
+    #: Connections and events per client address (``TTS_WYOMING_MAX_*_PER_ADDRESS``).
+    limits: AddressLimits = field(default_factory=AddressLimits, repr=False)
+    #: When the key was last checked, and what it was then (describe reuses it within
+    #: ``TTS_LOOKUP_CACHE_S``).
+    checked_key: tuple[float, ApiKey] | None = field(default=None, repr=False)
 
     def allows(self, address: str) -> bool:
         """Whether a client at ``address`` (as the socket reports it) may be served."""
         try:
-            ip = ipaddress.ip_address(address.split("%", 1)[0])
+            ip = ipaddress.ip_address(client_address(address))
         except ValueError:
             return False
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
         return any(ip in network for network in self.allowed_networks)
 
     @property

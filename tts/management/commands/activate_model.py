@@ -1,7 +1,7 @@
 """manage.py activate_model: activate, preload or retire a model version from the shell.
 
 Does what the admin's actions do; every web and worker process picks the
-change up within ``TTS_MODEL_POLL_SECONDS`` (see tts/services/model_lifecycle.py)::
+change up within ``TTS_MODEL_POLL_SECONDS`` (see tts/catalogue/lifecycle.py)::
 
     manage.py activate_model en_US-joe-medium            # newest version becomes active
     manage.py activate_model en_US-joe-medium --model-version 2 --preload
@@ -14,8 +14,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from tts.catalogue import activate_model_version, retire_model_version
 from tts.models import ModelVersion
-from tts.services.model_import import activate_model_version, retire_model_version
 
 
 def _newest(versions: list[ModelVersion]) -> ModelVersion:

@@ -10,8 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from tts.services.kokoro_import import KOKORO_MODEL_ID, import_kokoro_voices
-from tts.services.model_import import VoiceImportError
+from tts.catalogue import KOKORO_MODEL_ID, VoiceImportError, import_kokoro_voices
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from tts.catalogue import VoiceImportError, import_piper_voice
 from tts.models import ModelVersion
-from tts.services.model_import import VoiceImportError, import_piper_voice
 
 
 class Command(BaseCommand):

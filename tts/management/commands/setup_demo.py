@@ -27,8 +27,7 @@ from accounts.authentication import MissingScope, api_key_for_scope
 from accounts.keys import InvalidApiKey, api_key_create
 from accounts.models import ApiKey, Membership, Scope, Tenant
 from accounts.services import membership_add, plan_get_default
-from tts.services.kokoro_import import import_kokoro_voices
-from tts.services.model_import import VoiceImportError, import_piper_voice
+from tts.catalogue import VoiceImportError, import_kokoro_voices, import_piper_voice
 
 DEMO_SLUG = "demo"
 # Known only where DEBUG is on (make run); see the module docstring.

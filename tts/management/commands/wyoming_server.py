@@ -62,8 +62,8 @@ class Command(BaseCommand):
 
     def _start_background(self) -> None:
         from infra.malloc_tuning import tune_malloc_from_settings
-        from tts.services.model_lifecycle import start_lifecycle
-        from tts.services.recovery import start_reaper
+        from tts.catalogue import start_lifecycle
+        from tts.synthesis import start_reaper
 
         tune_malloc_from_settings()
         start_lifecycle()  # warm the active models, follow activations, unload idle ones

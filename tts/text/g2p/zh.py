@@ -9,7 +9,8 @@ on. On top of that reader this module adds:
   money, percentages, ranges, phone numbers; full-width letters and digits),
   applied to whatever still needs them, so the front end reads any text;
 - polyphones and tone changes read in context (``zh_pinyin``);
-- Latin words read in English (``zh_latin``), not dropped or mumbled;
+- Latin words read as a Chinese reader says them (``zh_latin``): acronyms spelled,
+  words in English sounds a Chinese voice knows;
 - Chinese punctuation as Kokoro's (``，`` -> ``,``, ``《》`` -> ``“”``);
 - the map back to the text: one ``PhonemeWord`` per Chinese character and
   per Latin word, so timestamps are per character, from the model's
@@ -34,7 +35,7 @@ from importlib import resources
 
 from ..rules import zh as zh_rules
 from .base import PhonemeWord, PhonemizedText
-from .zh_latin import LATIN_WORD, english_phonemes
+from .zh_latin import LATIN_WORD, latin_phonemes
 from .zh_pinyin import HAN_RUN, load, pinyin_phonemes, read_run
 
 # Chinese and ASCII punctuation -> Kokoro's; "open" marks come before what they enclose.
@@ -166,7 +167,7 @@ class ChineseG2P:
                 self._han(match.group(), match.start(), rewritten.source_span, out)
             elif kind == "latin":
                 a, b = rewritten.source_span(match.start(), match.end())
-                out.word(english_phonemes(match.group()), a, b)
+                out.word(latin_phonemes(match.group()), a, b)
             elif kind == "digit":
                 # A digit the reading rules left (a malformed date): read as the digit it is.
                 a, b = rewritten.source_span(match.start(), match.end())

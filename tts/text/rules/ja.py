@@ -113,7 +113,16 @@ def _four_digits(value: int, *, leading_one: bool) -> str:
 
 def digit_by_digit(text: str) -> str:
     """Each digit on its own, zero as ゼロ: phone numbers, codes."""
-    return "".join("ゼロ" if ch == "0" else _DIGITS[int(ch)] for ch in text if ch.isdigit())
+    # isdecimal, not isdigit: "²".isdigit() but int("²") fails.
+    return "".join("ゼロ" if ch == "0" else _DIGITS[int(ch)] for ch in text if ch.isdecimal())
+
+
+def _whole_number(integer: str) -> str:
+    """A whole number as counted (kanji numerals), or digit by digit past ``_MAX_DIGITS``: never
+    ``int()`` of a longer run (kanji numerals end at 京; past 4,300 digits ``int()`` refuses)."""
+    if len(integer) > _MAX_DIGITS:
+        return digit_by_digit(integer)
+    return kanji_number(int(integer or "0"))
 
 
 def read_number(text: str) -> str:
@@ -122,10 +131,7 @@ def read_number(text: str) -> str:
     negative = text.startswith(("-", "−", "－"))
     text = text.lstrip("-−－")
     integer, _, fraction = text.partition(".")
-    if len(integer) > _MAX_DIGITS or (len(integer) > 1 and integer.startswith("0")):
-        spoken = digit_by_digit(integer)
-    else:
-        spoken = kanji_number(int(integer or "0"))
+    spoken = digit_by_digit(integer) if len(integer) > 1 and integer.startswith("0") else _whole_number(integer)
     if fraction:
         spoken += "点" + "".join(_DIGITS[int(ch)] if ch != "0" else "ゼロ" for ch in fraction)
     return ("マイナス" + spoken) if negative else spoken
@@ -204,7 +210,7 @@ def _money(m: re.Match[str]) -> str:
     integer, _, fraction = amount.partition(".")
     cents = _CURRENCY_CENTS.get(unit)
     if fraction and cents and len(fraction) == 2:
-        spoken = kanji_number(int(integer)) + unit
+        spoken = _whole_number(integer) + unit
         return spoken + (kanji_number(int(fraction)) + cents if int(fraction) else "")
     return read_number(amount) + unit
 
@@ -287,7 +293,7 @@ def say_as(interpret_as: str, text: str, fmt: str | None = None, language: str =
     kind = interpret_as.lower()
     text = text.translate(_WIDTH_TABLE)
     if kind in ("characters", "spell-out", "verbatim"):
-        return "、".join(digit_by_digit(ch) if ch.isdigit() else ch for ch in text if not ch.isspace())
+        return "、".join(digit_by_digit(ch) if ch.isdecimal() else ch for ch in text if not ch.isspace())
     if kind in ("digits", "telephone"):
         groups = re.findall(r"[0-9]+", text)
         return "、".join(digit_by_digit(group) for group in groups) or None

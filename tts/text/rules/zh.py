@@ -256,7 +256,8 @@ _HANDLERS: dict[str, Callable[[re.Match[str]], Spoken]] = {
     "money": _money,
     "percent": _percent,
     "range": _range,
-    "fraction": lambda m: _number(m["f_b"]) + "分之" + _number(m["f_a"]) if int(m["f_b"]) else None,
+    # A zero denominator is no fraction; never int() of it (past 4,300 digits int() refuses).
+    "fraction": lambda m: _number(m["f_b"]) + "分之" + _number(m["f_a"]) if m["f_b"].strip("0") else None,
     "math": lambda m: {"+": "加", "=": "等于", "×": "乘", "÷": "除以"}[m["op"]],
     "long_digits": lambda m: _digits(m.group()),
     "measure": _measure,
@@ -310,26 +311,27 @@ def normalize(text: str, language: str = "zh") -> Rewritten:
 
 def say_as(interpret_as: str, text: str, fmt: str | None = None, language: str = "zh") -> str | None:
     """SSML ``say-as`` for Chinese; None when the text does not fit."""
+    # ASCII digits only, as in normalize: cn2an converts 0-9 and nothing else ("٣" raised).
     text = fold_fullwidth(text)
     kind = interpret_as.lower()
     if kind in ("characters", "spell-out", "verbatim"):
         return " ".join(_digits(ch) if ch in "0123456789" else ch for ch in text if not ch.isspace())
     if kind == "telephone":
-        return _phone(text) if re.search(r"\d", text) else None
+        return _phone(text) if re.search(r"[0-9]", text) else None
     if kind == "digits":
         groups = re.findall(r"[0-9]+", text)
         return " ".join(_digits(group) for group in groups) or None
-    found = re.fullmatch(r"\s*([-−]?(?:" + _NUM + r"))\s*", text)
+    found = re.fullmatch(r"\s*([-−]?(?:" + _NUM + r"))\s*", text, re.ASCII)
     if kind in ("cardinal", "number"):
         return _number(found.group(1)) if found else None
     if kind == "ordinal":
-        digits_only = re.fullmatch(r"\s*第?(\d{1,16})\s*", text)
+        digits_only = re.fullmatch(r"\s*第?(\d{1,16})\s*", text, re.ASCII)
         return "第" + _number(digits_only.group(1)) if digits_only else None
     if kind == "time":
-        clock = re.fullmatch(r"\s*(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?\s*", text)
+        clock = re.fullmatch(r"\s*(\d{1,2})[:：](\d{2})(?:[:：](\d{2}))?\s*", text, re.ASCII)
         return _clock(*clock.groups()) if clock else None
     if kind == "date":
-        fields = re.findall(r"\d{1,4}", text)
+        fields = re.findall(r"[0-9]{1,4}", text)
         order = (fmt or ("ymd" if fields and len(fields[0]) == 4 else "mdy")).lower()
         if len(fields) != len(order) or not set(order) <= set("ymd"):
             return None

@@ -1,0 +1,84 @@
+#!/bin/sh
+# `make deploy-check`, step 2 (and 4's per-container memory): deploy/compose.yaml up with podman
+# (web with two daphne processes, worker, beat, wyoming, PostgreSQL, Redis), provisioned, smoked
+# with real clients (deploy/check/smoke.py), every language spoken once while memory is read per
+# container and per process (bench/bench_deploy_memory.py), then torn down with its volumes, on
+# failure too. Needs the images (deploy/local/images.sh) and the check's venv (run.sh makes both).
+set -eu
+cd "$(dirname "$0")/../.."
+. deploy/local/podman-env.sh
+WORK=var/deploy
+PY="$WORK/venv/bin/python"
+PROJECT="${CHECK_PROJECT:-ttsdeploycheck}"
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+SECRET_KEY="$("$PY" -c 'import secrets; print(secrets.token_urlsafe(50))')"
+TTS_PORT="$(free_port)"
+WYOMING_PORT="$(free_port)"
+export SECRET_KEY TTS_PORT WYOMING_PORT
+export POSTGRES_IMAGE=localhost/ttsplatform-postgres:bookworm REDIS_IMAGE=localhost/ttsplatform-redis:bookworm
+export TTS_IMAGE=localhost/ttsplatform:cpu
+# Published on this machine's loopback only (the compose default publishes on every address).
+export TTS_BIND=127.0.0.1 WYOMING_BIND=127.0.0.1
+compose() { "$WORK/venv/bin/podman-compose" --podman-run-args=--pull=never -p "$PROJECT" -f deploy/compose.yaml "$@"; }
+container() { podman ps -q --filter "label=io.podman.compose.project=$PROJECT" --filter "label=com.docker.compose.service=$1" | head -1; }
+
+down() {
+  status=$?
+  if [ "$status" != 0 ]; then
+    echo "==> compose check failed; the services' last log lines:" >&2
+    show_logs "io.podman.compose.project=$PROJECT"
+  fi
+  echo "==> compose down (containers, network and volumes)"
+  compose --profile wyoming down -v -t 10 >"$WORK/compose-down.log" 2>&1 || true
+  # What podman-compose may leave when a start failed half-way.
+  podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman rm -f >/dev/null 2>&1 || true
+  podman volume ls -q --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+  exit "$status"
+}
+trap down EXIT
+trap 'exit 130' INT TERM
+
+healthy() {  # healthy SERVICE SECONDS: the compose file's own health check, run until it passes
+  deadline=$(( $(date +%s) + $2 ))
+  until podman healthcheck run "$(container "$1")" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "$1: its health check did not pass within $2 s" >&2; return 1; }
+    sleep 1
+  done
+}
+
+# The order compose.yaml's depends_on conditions state (service_healthy, service_completed_successfully).
+# Debian 12's podman (4.3) has no "healthy" condition and no systemd timer to run health checks, and
+# podman-compose's --requires between containers fails on it ("not found in input list"): so each
+# stage starts with --no-deps once the one before is healthy, and the health checks are run here.
+start=$(date +%s)
+echo "==> compose up: postgres, redis; setup; web, worker, beat (web on 127.0.0.1:$TTS_PORT)"
+up() { compose up -d --no-deps "$@" >>"$WORK/compose-up.log" 2>&1 || { tail -30 "$WORK/compose-up.log" >&2; exit 1; }; }
+: >"$WORK/compose-up.log"
+up postgres redis
+healthy postgres 60
+healthy redis 60
+up setup
+code="$(podman wait "$(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" \
+  --filter "label=com.docker.compose.service=setup")")"
+[ "$code" = 0 ] || { echo "setup exited with $code" >&2; exit 1; }
+up web worker beat
+"$PY" deploy/check/wait_http.py "http://127.0.0.1:$TTS_PORT/readyz" --timeout 300
+healthy web 30
+echo "==> web ready after $(( $(date +%s) - start )) s; provisioning a tenant, a user, an admin and keys"
+podman exec -i "$(container web)" python manage.py shell <deploy/check/provision.py >"$WORK/provision.out"
+tail -n 1 "$WORK/provision.out" >"$WORK/credentials.json"
+WYOMING_API_KEY="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["wyoming_key"])' "$WORK/credentials.json")"
+export WYOMING_API_KEY
+compose --profile wyoming up -d --no-deps wyoming >>"$WORK/compose-up.log" 2>&1 || { tail -30 "$WORK/compose-up.log" >&2; exit 1; }
+healthy wyoming 180
+healthy worker 120
+healthy beat 30
+podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}  {{.Status}}'
+
+echo "==> smoke (real clients)"
+"$PY" deploy/check/smoke.py --base "http://127.0.0.1:$TTS_PORT" --wyoming "127.0.0.1:$WYOMING_PORT" \
+  --credentials "$WORK/credentials.json"
+echo "==> memory: every language once, per container and per process"
+"$PY" bench/bench_deploy_memory.py --base "http://127.0.0.1:$TTS_PORT" --wyoming "127.0.0.1:$WYOMING_PORT" \
+  --credentials "$WORK/credentials.json" --project "$PROJECT" --out "$WORK/memory.md"
+echo "==> compose check passed in $(( $(date +%s) - start )) s"

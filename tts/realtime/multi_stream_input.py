@@ -1,0 +1,215 @@
+"""ElevenLabs' ``/v1/text-to-speech/{voice_id}/multi-stream-input``: up to ``MAX_CONTEXTS``
+utterances on one connection, each a ``context_id`` with its own driver, spoken and closed
+independently (protocol in docs/websocket.md). Authentication, message checks and the
+single-utterance protocol are ``StreamInputConsumer``'s (``tts.realtime.consumers``)."""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from channels.db import database_sync_to_async
+
+from accounts.authentication import raw_key_from_message
+from tts.api.stream_input import (
+    CLOSE_POLICY,
+    ProtocolError,
+    parse_chunk_schedule,
+)
+from tts.catalogue import voice_get
+from tts.errors import SynthesisError
+from tts.realtime.consumers import StreamInputConsumer, protocol_error
+from tts.realtime.driver import UtteranceDriver
+from tts.realtime.text_buffer import TextBuffer
+from tts.synthesis import Alignment
+
+#: Open contexts per connection, as ElevenLabs allows.
+MAX_CONTEXTS = 5
+
+
+@dataclass(eq=False)
+class Context:
+    id: str
+    driver: UtteranceDriver
+
+
+class _ContextSink:
+    """One context's side of its utterance driver: audio with ``contextId``, then its
+    ``{"isFinal": true, "contextId"}`` (and the close, once the socket is ending and none is left)."""
+
+    def __init__(self, consumer: MultiStreamInputConsumer, context_id: str) -> None:
+        self.consumer = consumer
+        self.context_id = context_id
+        self.driver: UtteranceDriver | None = None  # set once made: a reopened id is another context
+
+    async def audio(self, data: bytes, alignment: Alignment | None) -> None:
+        self.consumer.last_activity = time.monotonic()
+        await self.consumer._send_context_audio(self.context_id, data, alignment)
+
+    async def done(self) -> None:
+        await self.consumer._context_done(self.context_id, self.driver)
+
+    async def failed(self, error: SynthesisError) -> None:
+        await self.consumer.fail(protocol_error(error))
+
+
+class MultiStreamInputConsumer(StreamInputConsumer):
+    """Several independent utterances over one connection, each named by its context id."""
+
+    async def connect(self) -> None:
+        self.contexts: dict[str, Context] = {}
+        self.schedule: tuple[int, ...] = ()
+        self.socket_ending = False
+        await super().connect()
+
+    async def disconnect(self, code: int) -> None:
+        await super().disconnect(code)
+        for ctx in list(self.contexts.values()):
+            self._stop(ctx)
+
+    def _stop(self, ctx: Context) -> None:
+        ctx.driver.cancel()  # a no-op once it finished
+
+    async def fail(self, exc: ProtocolError) -> None:
+        await super().fail(exc)
+        if exc.close_code is not None:
+            for ctx in list(self.contexts.values()):
+                self._stop(ctx)
+
+    # --- messages -----------------------------------------------------------
+
+    async def _initialize(self, msg: dict[str, Any]) -> None:
+        text = msg.get("text", " ")
+        if not isinstance(text, str):
+            raise ProtocolError(
+                "text: must be a string.", code="invalid_message", field="text", close_code=CLOSE_POLICY
+            )
+        self.voice_settings = self._voice_settings(msg.get("voice_settings"))
+        config = msg.get("generation_config")
+        if config is not None and not isinstance(config, dict):
+            raise ProtocolError(
+                "generation_config: must be an object.",
+                code="invalid_message",
+                field="generation_config",
+                close_code=CLOSE_POLICY,
+            )
+        self.schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
+        locators = msg.get("pronunciation_dictionary_locators") or []
+        if not isinstance(locators, list) or not all(isinstance(x, dict) for x in locators):
+            raise ProtocolError(
+                "pronunciation_dictionary_locators: must be a list of objects.",
+                code="invalid_message",
+                field="pronunciation_dictionary_locators",
+                close_code=CLOSE_POLICY,
+            )
+        self.dictionary_locators = locators
+        if self.tenant is None:
+            raw_key = raw_key_from_message(msg)
+            if raw_key:
+                await self._authenticate_key(raw_key)
+            else:
+                await self._authenticate_session()
+        assert self.tenant is not None
+        if await database_sync_to_async(voice_get)(self.tenant, self.voice_id) is None:
+            raise ProtocolError(
+                f"A voice with voice_id '{self.voice_id}' was not found.",
+                code="voice_not_found",
+                field="voice_id",
+                close_code=CLOSE_POLICY,
+            )
+        self.initialized = True
+        await self._text(msg)
+
+    async def _text(self, msg: dict[str, Any]) -> None:
+        if msg.get("close_socket") is True:
+            await self._close_socket()
+            return
+        if self.socket_ending:
+            raise ProtocolError("The connection is closing; no more text is accepted.", code="stream_ended")
+        context_id = msg.get("context_id", msg.get("contextId"))
+        if not isinstance(context_id, str) or not context_id.strip() or len(context_id) > 100:
+            raise ProtocolError(
+                "context_id: every message must name its context (a string of at most 100 characters).",
+                code="invalid_message",
+                field="context_id",
+            )
+        if msg.get("close_context") is True:
+            await self._close_context(context_id)
+            return
+        text = msg.get("text", "")
+        if not isinstance(text, str):
+            raise ProtocolError("text: must be a string.", code="invalid_message", field="text")
+        flush = msg.get("flush", False)
+        if not isinstance(flush, bool):
+            raise ProtocolError("flush: must be true or false.", code="invalid_message", field="flush")
+        ctx = self.contexts.get(context_id)
+        if ctx is None:
+            if len(self.contexts) >= MAX_CONTEXTS:
+                raise ProtocolError(
+                    f"context_id: at most {MAX_CONTEXTS} contexts may be open on one connection; "
+                    "close one (close_context) before opening another.",
+                    code="max_active_contexts_exceeded",
+                    field="context_id",
+                )
+            voice_settings = self.voice_settings
+            if msg.get("voice_settings") is not None:
+                voice_settings = self._voice_settings(msg.get("voice_settings"))
+            sink = _ContextSink(self, context_id)
+            driver = sink.driver = UtteranceDriver(
+                self._request_factory(voice_settings),
+                sink,
+                buffer=TextBuffer(self.schedule, auto_mode=self.options.auto_mode),
+                label=f" in context '{context_id}'",
+            )
+            ctx = Context(context_id, driver)
+            self.contexts[context_id] = ctx
+        # Any message naming a context is activity here: {"text": ""} is the protocol's keep-alive.
+        self.last_activity = time.monotonic()
+        # "": a keep-alive; " " before any text: a context's initializing message.
+        opening = not text.strip() and not ctx.driver.started and not ctx.driver.buffer.pending.strip()
+        await ctx.driver.add_text(text if not opening else "", flush=flush)
+
+    async def _close_context(self, context_id: str) -> None:
+        ctx = self.contexts.pop(context_id, None)
+        if ctx is None:
+            raise ProtocolError(
+                f"context_id: no open context '{context_id}'.", code="context_not_found", field="context_id"
+            )
+        # Stops before the next segment; the run refunds what was not spoken.
+        await ctx.driver.stop()
+        await self._send_json({"isFinal": True, "contextId": context_id})
+        await self._maybe_close()
+
+    async def _close_socket(self) -> None:
+        self.socket_ending = True
+        for ctx in list(self.contexts.values()):
+            await ctx.driver.end()  # done at once if nothing was spoken, else after its last audio
+        await self._maybe_close()
+
+    async def _maybe_close(self) -> None:
+        if self.socket_ending and not self.contexts:
+            await self._close(1000)
+
+    # --- synthesis ----------------------------------------------------------
+
+    async def _context_done(self, context_id: str, driver: UtteranceDriver | None) -> None:
+        ctx = self.contexts.get(context_id)
+        if self.closing or ctx is None or ctx.driver is not driver or driver.cancelled:
+            return
+        self.contexts.pop(context_id, None)
+        await self._send_json({"isFinal": True, "contextId": context_id})
+        await self._maybe_close()
+
+    async def _send_context_audio(self, context_id: str, data: bytes, alignment: Alignment | None) -> None:
+        aligned = alignment.as_json() if alignment is not None and self.options.alignment else None
+        await self._send_json(
+            {
+                "audio": base64.b64encode(data).decode("ascii"),
+                "isFinal": None,
+                "normalizedAlignment": aligned,
+                "alignment": aligned,
+                "contextId": context_id,
+            }
+        )

@@ -1,1 +1,0 @@
-"""Business logic: the synthesis pipeline, history, cache, limits, jobs, model lifecycle."""

@@ -1,0 +1,72 @@
+"""Synthesis: one request's text turned into audio, from the checked request to the bytes sent.
+
+Owns the pipeline (``pipeline``: ``synthesis_prepare`` and ``synthesis_create``) and its
+stages, each a module taking the previous stage's value (``stages``): ``parse`` ->
+``resolve`` -> ``admit`` -> ``prepare`` -> ``lookup`` (the cache) -> ``open_run`` ->
+``engine`` -> ``deliver``. Beside them: the run that owns a request's record and quota
+(``run``), the audio cache and its alignment cache, stitching context, word and
+character timestamps (``timestamps``, ``alignment``), live streams (``streaming``), the
+fair engine scheduler and admission bounds, the record's audio file, the reaper of dead
+runs and the shutdown drain, metrics, voice previews.
+
+May import: the catalogue, pronunciation, models, accounts' quota and limits, inference,
+text, audio and infra. Never jobs, usage, realtime or anything above them (APIs,
+consumers, views).
+"""
+
+from tts.synthesis.admission import SynthesisAdmission
+from tts.synthesis.alignment import AlignmentChunk
+from tts.synthesis.deliver import synthesis_iter_bytes
+from tts.synthesis.engine import ensure_engine, noise_variation, segment_params, synthesize_segment
+from tts.synthesis.engine_budget import engine_seconds_limit
+from tts.synthesis.engine_fairness import segment_engine_seconds
+from tts.synthesis.parse import (
+    output_format_for,
+    readable_languages,
+    segments_for,
+    speaking_language,
+    text_characters_valid,
+)
+from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.preview import PreviewUnavailable, voice_preview
+from tts.synthesis.recovery import records_reap_stale, start_reaper
+from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.resolve import resolve_model_version
+from tts.synthesis.run import SynthesisRun
+from tts.synthesis.scheduler import engine_scheduler
+from tts.synthesis.shutdown import drain, draining
+from tts.synthesis.streaming import Alignment, LiveUtterance, ThreadedStream, run_stream, stream_synthesis
+
+__all__ = [
+    "Alignment",
+    "AlignmentChunk",
+    "LiveUtterance",
+    "PreviewUnavailable",
+    "SynthesisAdmission",
+    "SynthesisRequest",
+    "SynthesisRun",
+    "ThreadedStream",
+    "drain",
+    "draining",
+    "engine_scheduler",
+    "engine_seconds_limit",
+    "ensure_engine",
+    "noise_variation",
+    "output_format_for",
+    "readable_languages",
+    "records_reap_stale",
+    "resolve_model_version",
+    "run_stream",
+    "segment_engine_seconds",
+    "segment_params",
+    "segments_for",
+    "speaking_language",
+    "start_reaper",
+    "stream_synthesis",
+    "synthesis_create",
+    "synthesis_iter_bytes",
+    "synthesis_prepare",
+    "synthesize_segment",
+    "text_characters_valid",
+    "voice_preview",
+]

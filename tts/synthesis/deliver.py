@@ -1,0 +1,173 @@
+"""Stage 8 of the pipeline, deliver: the bytes of a run as they are made (or of its cache entry),
+the run's end (success, failure, cancel) and the cache entry a finished miss leaves behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterator
+
+from django.conf import settings
+
+from tts.audio.encode import make_encoder
+from tts.catalogue import get_registry
+from tts.errors import SynthesisCancelled, SynthesisError
+from tts.inference.engine import EngineError, InputTooLong
+from tts.models import SynthesisRecord
+from tts.synthesis.alignment import AlignmentTimeline
+from tts.synthesis.alignment_cache import alignment_cache
+from tts.synthesis.cache import CachedAudio, CachedAudioEncoder, audio_cache
+from tts.synthesis.engine import encoded_segments, engine_unavailable
+from tts.synthesis.record_audio import AudioSink, storage_links_files, store_record_audio
+from tts.synthesis.run import SynthesisRun
+
+logger = logging.getLogger(__name__)
+
+
+def answer_from_cache(run: SynthesisRun, cached: CachedAudio) -> None:
+    """Fill in the final state of a whole-file hit's record (and its audio file) before it is written."""
+    serve_from_cache(run, cached)
+    run.done_segments = len(run.segments)
+    run.audio_seconds = cached.duration_s
+    run.mark_first_byte()
+    run.final_fields(SynthesisRecord.Status.SUCCESS)
+    store_cached_audio(run, cached)
+
+
+def serve_from_cache(run: SynthesisRun, cached: CachedAudio) -> None:
+    """What a hit answers with: the entry's format and duration, and its timings when asked for."""
+    run.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
+    if run.request.timestamps:
+        stored = alignment_cache.get(run.cache_key)
+        run.timeline = AlignmentTimeline.from_json(stored) if stored else None
+    run.record.sample_rate = cached.output_format.sample_rate
+
+
+def store_cached_audio(run: SynthesisRun, cached: CachedAudio) -> bool:
+    """A hit's own history file: a link to the entry's file, else written. True if the record has one.
+
+    When the entry's file is gone (its item was deleted) the bytes are written
+    and the entry is pointed at this record's file, so later hits link again.
+    Never raises: as for a synthesis, the answer and its record matter more
+    than the stored copy.
+    """
+    if not (run.request.enable_logging and settings.TTS_STORE_AUDIO):
+        return False
+    record = run.record
+    try:
+        extension = cached.output_format.extension
+        linked = store_record_audio(record, cached.audio, extension, share_from=cached.stored_name)
+    except Exception:
+        logger.exception("could not store the audio of history record %s", record.pk)
+        record.audio.name = ""
+        return False
+    if not linked and storage_links_files(record.audio.storage):
+        audio_cache.put(run.cache_key, dataclasses.replace(cached, stored_name=record.audio.name or ""))
+    return True
+
+
+def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
+    """Encoded audio, one piece per segment as soon as it is ready.
+
+    Closing the generator early (a client that went away) stops before the
+    next segment is synthesized and the run ends cancelled; an engine failure
+    ends it failed. Either way the run refunds what was never synthesized.
+    """
+    if run.cached is not None and run.segment_source is None:
+        yield from iter_cached(run, run.cached)
+        return
+    if run.cached is not None:  # a live stream: its text is still arriving, the entry cannot answer it
+        run.cached = None
+        run.record.cache_hit = False
+        SynthesisRecord.objects.filter(pk=run.record.pk).update(cache_hit=False)
+    status = SynthesisRecord.Status.CANCELLED
+    error_code = ""
+    encoder = None
+    timeline: AlignmentTimeline | None = None
+    cache = False
+    try:
+        try:
+            engine = get_registry().get(run.spec)
+        except EngineError as exc:
+            status, error_code = SynthesisRecord.Status.FAILED, "engine_unavailable"
+            raise engine_unavailable() from exc
+        req = run.request
+        live = run.segment_source is not None
+        # Live streams are not cached (their text was not known up front).
+        cache = bool(run.cache_key and req.enable_logging and not live)
+        # One copy of what is sent, for those who need it at the end: the history file, the caller
+        # of a whole file, the cache (only while it is small enough to be an entry).
+        store = req.enable_logging and settings.TTS_STORE_AUDIO
+        limit = None if store or run.whole else settings.TTS_AUDIO_CACHE_MAX_ENTRY_BYTES
+        run.sink = AudioSink(keep=store or run.whole or cache, limit=limit)
+        encoder = run.encoder = make_encoder(req.output_format, engine.sample_rate)
+        run.record.sample_rate = encoder.format.sample_rate
+        # A live stream's pieces each have their own offsets: its alignment follows the spoken text.
+        timeline = (
+            AlignmentTimeline(None)
+            if live
+            else AlignmentTimeline.for_segments(run.spoken_text or req.text, run.segments)
+        )
+        run.timeline = timeline
+        yield from encoded_segments(run, engine, timeline, live=live)
+        status = SynthesisRecord.Status.SUCCESS
+    except Exception as exc:
+        if run.stop.is_set() and status == SynthesisRecord.Status.CANCELLED:
+            # The client went away: the engine work it had queued was dropped (or stopped
+            # between two engine calls) and surfaced here as an error. It is a cancel.
+            raise SynthesisCancelled from exc
+        if isinstance(exc, InputTooLong):
+            # The engine's door: a segment the pipeline should never have made. Not the caller's to retry.
+            status, error_code = SynthesisRecord.Status.FAILED, "input_too_long"
+            logger.warning("synthesis %s refused at the engine's door: %s", run.record.pk, exc)
+            raise SynthesisError(
+                f"This request makes a segment of {exc.count} phoneme ids; an engine call takes at most "
+                f"{exc.limit} (TTS_ENGINE_MAX_PHONEME_IDS).",
+                code="input_too_long",
+                status=422,
+                field=run.request.text_field,
+            ) from exc
+        if isinstance(exc, EngineError):
+            status, error_code = SynthesisRecord.Status.FAILED, "engine_error"
+            logger.exception("synthesis %s failed in the engine", run.record.pk)
+            raise SynthesisError(
+                "The speech engine failed while synthesizing this request.",
+                code="engine_error",
+                status=503 if exc.retryable else 500,
+                retry_after=5 if exc.retryable else None,
+            ) from exc
+        status = SynthesisRecord.Status.FAILED
+        error_code = error_code or (exc.code if isinstance(exc, SynthesisError) else "internal_error")
+        raise
+    finally:
+        if encoder is not None:
+            encoder.close()
+        if status != SynthesisRecord.Status.SUCCESS:
+            run.finish(status, error_code=error_code)
+        elif run.succeed() and cache and encoder is not None and timeline is not None:
+            audio = run.seal_audio()
+            if audio is not None:
+                # After the record: the entry names its stored file, which hits link to.
+                stored = run.record.audio.name or ""
+                audio_cache.put(run.cache_key, CachedAudio(audio, encoder.format, run.audio_seconds, stored))
+                alignment_cache.put(run.cache_key, timeline.as_json())
+
+
+def iter_cached(run: SynthesisRun, cached: CachedAudio) -> Iterator[bytes]:
+    """A cache hit, sent like a stream: no engine; characters and history as for a synthesis."""
+    serve_from_cache(run, cached)
+    success = False
+    try:
+        for piece in cached.pieces():
+            run.mark_first_byte()
+            yield piece
+        run.done_segments = len(run.segments)
+        run.audio_seconds = cached.duration_s
+        success = True
+    finally:
+        if success:
+            run.succeed(audio_saved=store_cached_audio(run, cached))
+        else:
+            run.done_segments = 0  # a hit cut short: nothing of it is billed
+            run.cancel()

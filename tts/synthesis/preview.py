@@ -1,0 +1,88 @@
+"""A short sample of each voice for the dashboard's voice catalog.
+
+The platform pays for previews, not the tenant: they are neither charged to
+a quota nor written to history, and are cached (per model weights and
+speaker) so each is synthesized once per cache lifetime.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import numpy as np
+from django.conf import settings
+from django.core.cache import cache
+
+from tts.audio.encode import encode_all
+from tts.audio.formats import OutputFormat, parse_elevenlabs_format
+from tts.catalogue import active_model_version, get_registry, spec_for
+from tts.inference.engine import EngineError, SynthesisParams
+from tts.models import Voice
+from tts.synthesis.engine import synthesize_segment
+from tts.text.prepare import prepare_text
+
+PREVIEW_FORMAT = "mp3_22050_32"
+_CACHE_SECONDS = 7 * 24 * 3600
+
+
+class PreviewUnavailable(Exception):
+    """The voice's model has no active version, or its engine could not run."""
+
+
+_PREVIEW_TEXTS = {
+    "en": "Hello, I am {name}. This is how I sound.",
+    "ja": "こんにちは、{name}です。よろしくお願いします。",
+    "zh": "你好\uff0c我是{name}。这是我的声音。",
+    "es": "Hola, soy {name}. Así es como sueno.",
+    "fr": "Bonjour, je suis {name}. Voici ma voix.",
+    "hi": "नमस्ते, मैं {name} हूँ। मेरी आवाज़ ऐसी है।",
+    "it": "Ciao, sono {name}. Questa è la mia voce.",
+    "pt": "Olá, eu sou {name}. Esta é a minha voz.",
+}
+
+
+def preview_language(voice: Voice) -> str:
+    """The voice's own language where a preview sentence is written for it, else English."""
+    code = (voice.language or "en").lower().replace("_", "-").split("-")[0]
+    return code if code in _PREVIEW_TEXTS else "en"
+
+
+def preview_text(voice: Voice) -> str:
+    """A short sentence in the voice's own language (English where none is written here)."""
+    return _PREVIEW_TEXTS[preview_language(voice)].format(name=voice.name)
+
+
+def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
+    """MP3 bytes of a short sentence in ``voice``, from the cache when possible."""
+    version = active_model_version(voice.model_id)
+    if version is None:
+        raise PreviewUnavailable(f"The model behind voice '{voice.voice_id}' has no active version.")
+    fmt = parse_elevenlabs_format(PREVIEW_FORMAT)
+    text = preview_text(voice)
+    digest = hashlib.sha256(f"{version.sha256}|{voice.speaker_index}|{voice.blend}|{text}".encode()).hexdigest()[:32]
+    key = f"tts:voice-preview:{digest}"
+    try:
+        data = cache.get(key)
+    except Exception:  # a cache outage only costs a re-synthesis
+        data = None
+    if isinstance(data, bytes):
+        return data, fmt
+    try:
+        engine = get_registry().get(spec_for(version))
+        params = SynthesisParams(speaker_id=voice.speaker_index, style_blend=voice.style_blend)
+        language = preview_language(voice)
+        segments = [
+            dataclasses.replace(segment, language=language)  # a multilingual engine reads it in that language
+            for segment in prepare_text(text, language=language, max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS)
+        ]
+        pieces = [synthesize_segment(engine, segment, params) for segment in segments]
+    except EngineError as exc:
+        raise PreviewUnavailable(str(exc)) from exc
+    samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
+    data = encode_all(samples, engine.sample_rate, fmt)
+    try:
+        cache.set(key, data, _CACHE_SECONDS)
+    except Exception:  # a cache outage only costs a re-synthesis
+        pass
+    return data, fmt

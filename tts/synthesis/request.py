@@ -1,0 +1,66 @@
+"""What a synthesis is asked and what it answers: the request and result types every entry
+point shares. How it refuses is ``tts.errors``.
+
+A leaf of ``tts.synthesis``: it imports no other module of the package, so anything
+may import it without making a circle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+from accounts.models import ApiKey, Tenant
+from tts.audio.formats import OutputFormat
+from tts.models import SynthesisRecord
+
+
+@dataclass
+class SynthesisRequest:
+    tenant: Tenant
+    voice_id: str
+    text: str
+    output_format: OutputFormat
+    source: str
+    api_key: ApiKey | None = None
+    model_id: str | None = None
+    speed: float = 1.0
+    language: str | None = None
+    enable_logging: bool = True
+    normalization: str = "auto"
+    request_id: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    text_field: str = "text"
+    voice_field: str = "voice_id"
+    model_field: str = "model_id"
+    #: The caller asked for character timestamps: the history item keeps them (captions).
+    timestamps: bool = False
+    #: A cancelled run keeps what it delivered as the history item's audio (the playground's Stop:
+    #: billed for what was spoken, and downloadable). API streams keep only a finished file.
+    keep_cancelled_audio: bool = False
+    #: Noise seed: the same seed, text, voice and settings give the same bytes (``None``: fresh noise).
+    seed: int | None = None
+    #: Request stitching (``tts.synthesis.stitching``): the text around this one, or earlier/later requests' ids.
+    previous_text: str | None = None
+    next_text: str | None = None
+    previous_request_ids: list[str] = field(default_factory=list)
+    next_request_ids: list[str] = field(default_factory=list)
+    #: ``[{"pronunciation_dictionary_id", "version_id"?}]``, at most 3; none: the tenant's default dictionaries.
+    pronunciation_dictionary_locators: list[dict[str, Any]] = field(default_factory=list)
+    #: Silence after each sentence, ms; ``None``: ``TTS_SENTENCE_SILENCE_MS`` (Wyoming has its own, as wyoming-piper).
+    sentence_silence_ms: int | None = None
+
+    @property
+    def silence_ms(self) -> int:
+        return settings.TTS_SENTENCE_SILENCE_MS if self.sentence_silence_ms is None else self.sentence_silence_ms
+
+
+@dataclass
+class SynthesisResult:
+    audio: bytes
+    record: SynthesisRecord
+    output_format: OutputFormat
+    #: ``{"alignment": ..., "normalized_alignment": ...}`` (``None`` on a cache hit whose timings were evicted).
+    alignment: dict[str, Any] | None = None
