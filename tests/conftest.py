@@ -29,6 +29,19 @@ if TYPE_CHECKING:
     from tts.inference.engine import ModelSpec
     from tts.inference.registry import EngineRegistry
 
+# The suite is sized for the 2-CPU machine CI runs it on, whatever the host reports: each engine runs
+# as many syntheses at once as there are CPUs (tts/inference/cpus.py), each with its activations, and
+# the memory bound below holds for pools of 2. The servers the tests start inherit it.
+os.environ.setdefault("TTS_CPUS", "2")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """This process's malloc as a server's (TTS_MALLOC_ARENA_MAX, TTS_MALLOC_MMAP_THRESHOLD defaults):
+    the engines it runs in-process then hold what they would in daphne, whatever test ran first."""
+    from infra.malloc_tuning import tune_malloc
+
+    tune_malloc(arena_max=2, mmap_threshold=256 * 1024)
+
 
 @pytest.fixture(autouse=True)
 def _release_engines_loaded_by_the_test() -> Iterator[None]:

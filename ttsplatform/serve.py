@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import signal
 import socket
@@ -45,7 +44,8 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from tts.inference.cpus import available_cpus
 
 logger = logging.getLogger("ttsplatform.serve")
 
@@ -62,23 +62,7 @@ def default_processes() -> int:
     configured = os.environ.get("WEB_PROCESSES", "").strip()
     if configured:
         return max(1, int(configured))
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    quota = cgroup_cpu_quota()
-    return max(1, min(cpus, quota) if quota else cpus)
-
-
-def cgroup_cpu_quota(path: str = "/sys/fs/cgroup/cpu.max") -> int | None:
-    """A container's CPU limit (cgroup v2 ``cpu.max``), rounded up; ``None`` when unlimited or unknown."""
-    try:
-        quota, period = Path(path).read_text(encoding="ascii").split()[:2]
-    except (OSError, ValueError):
-        return None
-    if quota == "max":
-        return None
-    return max(1, math.ceil(int(quota) / int(period)))
+    return available_cpus()
 
 
 def bind(host: str, port: int, backlog: int = 2048, *, reuse_port: bool = False) -> socket.socket:

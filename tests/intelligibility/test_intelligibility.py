@@ -31,8 +31,11 @@ from tests.intelligibility.scoring import Score, letter_error, score
 from tts.models import SynthesisRecord, Voice
 
 SUBSET = [case for case in CASES if case.subset]
-# The most error a sentence may have; measured in docs/benchmarks.md (most are at 0).
-BOUNDS = {"zh": 0.15, "ja": 0.15, "en": 0.15, "es": 0.15, "fr": 0.15, "it": 0.15, "pt": 0.15, "hi": 0.5}
+# The most error a sentence may have; measured in docs/benchmarks.md (most are at 0). Hindi's is
+# Whisper base's own weakness in Hindi, and it moves with the CPU the recognizer runs on (its int8
+# kernels): the same audio scored under 0.5 in CI and 0.55 on a dev VM. 0.65 still fails a voice
+# that says nothing, another language or noise (0.9 and above).
+BOUNDS = {"zh": 0.15, "ja": 0.15, "en": 0.15, "es": 0.15, "fr": 0.15, "it": 0.15, "pt": 0.15, "hi": 0.65}
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 
+from tts.inference.cpus import available_cpus
 from tts.text.g2p import G2P, PUNCTUATION, PhonemeWord, g2p_for, has_g2p
 
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
@@ -128,7 +128,7 @@ class KokoroOnnxEngine:
             raise EngineError(f"{spec.model_path} is not a Kokoro graph (inputs: {', '.join(sorted(inputs))})")
         self._has_durations = DURATIONS_OUTPUT in {o.name for o in self.session.get_outputs()}
         # As for Piper: as many syntheses at once as the cores allow at this thread count.
-        self.concurrency = max(1, (os.cpu_count() or 1) // max(1, threads))
+        self.concurrency = max(1, available_cpus() // max(1, threads))
         self._slots = threading.BoundedSemaphore(self.concurrency)
 
     # --- text ---------------------------------------------------------------------

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import weakref
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
@@ -55,6 +54,8 @@ from typing import Any, TypeVar
 import numpy as np
 import onnx
 import onnxruntime
+
+from tts.inference.cpus import available_cpus
 
 from .engine import EngineError, EngineOutput, ModelSpec, StreamPace, SynthesisParams, check_phoneme_ids
 from .onnx_arena import use_shared_arena
@@ -205,7 +206,7 @@ class PiperOnnxEngine:
         try:
             parts = _usable_parts(spec)
             if parts is not None:
-                self._parts = _Parts(parts, options, providers, wide_threads=os.cpu_count() or 1)
+                self._parts = _Parts(parts, options, providers, wide_threads=available_cpus())
                 self.hop_length = parts.hop_length
                 self._input_names = {i.name for i in self._parts.encoder.get_inputs()}
                 self._has_alignment = bool(parts.names.durations)
@@ -218,7 +219,7 @@ class PiperOnnxEngine:
         except Exception as exc:  # onnxruntime (and onnx) raise their own exception types
             raise EngineError(f"cannot load ONNX model {spec.model_path}: {exc}") from exc
         # One worker per core at this thread count (2 cores, 1 thread: 2 workers).
-        self.concurrency = max(1, (os.cpu_count() or 1) // threads)
+        self.concurrency = max(1, available_cpus() // threads)
         self._pool = WorkPool(self.concurrency, name=f"onnx-{spec.id}")
         self._finalizer = weakref.finalize(self, self._pool.close)
 

@@ -11,11 +11,10 @@ time replaces it when it ends.
 
 from __future__ import annotations
 
-import os
-
 from django.conf import settings
 
 from tts.catalogue import REGISTRY_HOOKS
+from tts.inference.cpus import available_cpus
 from tts.inference.engine_share import engine_share
 from tts.synthesis.engine_cost import estimate_engine_seconds
 from tts.synthesis.scheduler import engine_scheduler
@@ -33,7 +32,7 @@ def segment_engine_seconds(engine: object, segment: Segment, speed: float = 1.0)
 
 def configure_engine_fairness() -> None:
     """Apply the settings to this process's engine scheduler and ledger; join the host's ledger."""
-    cores = os.cpu_count() or 1
+    cores = available_cpus()
     engine_scheduler.configure(
         workers=settings.TTS_ENGINE_SCHEDULER_WORKERS or 2 * cores,
         per_tenant=settings.TTS_ENGINE_SCHEDULER_PER_TENANT or cores,

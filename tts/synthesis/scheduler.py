@@ -59,7 +59,6 @@ inline=True)`` steps it on the caller's thread under the tenant's key.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator
@@ -68,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from tts.inference import work_pool
+from tts.inference.cpus import available_cpus
 from tts.inference.engine_share import EngineShare, RunOutcome, engine_share
 from tts.inference.work_pool import CancelSignal, WorkCancelled, work_key
 
@@ -100,7 +100,7 @@ class FairScheduler:
         name: str = "tts-engine",
         share: EngineShare | None = None,
     ) -> None:
-        cores = os.cpu_count() or 1
+        cores = available_cpus()
         self.workers = max(1, workers or 2 * cores)
         #: How many workers one tenant may hold at once (rule 3).
         self.per_tenant = max(1, min(self.workers, per_tenant or cores))
