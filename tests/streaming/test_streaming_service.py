@@ -16,7 +16,7 @@ from tts.api.stream_input import ProtocolError, parse_chunk_schedule, parse_opti
 from tts.audio.formats import parse_elevenlabs_format
 from tts.inference.engine import SynthesisParams
 from tts.models import SynthesisRecord, Voice
-from tts.realtime.text_buffer import TextBuffer
+from tts.realtime.text_buffer import TextBuffer, strict_sentence_ends
 from tts.synthesis import engine as synthesis_engine
 from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
 from tts.synthesis.request import SynthesisRequest
@@ -244,3 +244,33 @@ def test_its_cost_per_message_does_not_grow_with_the_buffer(monkeypatch: pytest.
     assert len(buffer.pending) == 20_000
     # Each message searches itself and the few characters before it, never the whole buffer.
     assert max(scanned) <= len("word ") + stream_input._END_OVERLAP
+
+
+@pytest.mark.parametrize(
+    ("text", "now"),
+    [
+        # wyoming-bench's nonce and a clause after ; stay in their sentence (wyoming-piper cuts so).
+        ("It should arrive on Thursday. 1f3a9c0e", ""),
+        ("Boats rocked; gulls argued. Then it rained", "Boats rocked; gulls argued."),
+        ("Dr. Smith came. Four! five? Six", "Dr. Smith came. Four! five?"),
+        ('He said "go." Then left', 'He said "go."'),
+        ("今天很好。我们走吧！好", "今天很好。我们走吧！"),  # noqa: RUF001
+    ],
+)
+def test_wyomings_buffer_cuts_sentences_where_wyoming_piper_does(text: str, now: str) -> None:
+    # As wyoming-bench and Home Assistant send it: a chunk of text; what has ended is spoken at once.
+    buffer = TextBuffer(auto_mode=True, sentence_ends=strict_sentence_ends)
+    spoken = "".join(buffer.add(text))
+    assert spoken.rstrip() == now
+    assert spoken + buffer.flush() == text
+    assert [piece.rstrip() for piece in TextBuffer(auto_mode=True).add("Boats rocked; gulls argued. 1f3a")] == [
+        "Boats rocked; gulls argued."
+    ]  # the other routes' buffer: also at ; (ElevenLabs' WebSockets)
+
+
+def test_wyomings_buffer_speaks_a_sentence_whose_space_came_last_at_once() -> None:
+    buffer = TextBuffer(auto_mode=True, sentence_ends=strict_sentence_ends)
+    assert buffer.add("The boats rocked") == []
+    assert buffer.add(". ") == ["The boats rocked. "]  # nothing after it yet: not kept waiting
+    assert buffer.add("Dr. ") == []  # an abbreviation is no end, even so
+    assert buffer.add("Smith came; then") == [] and buffer.flush() == "Dr. Smith came; then"

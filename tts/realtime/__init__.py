@@ -10,11 +10,12 @@ May import (the driver): synthesis, jobs, the catalogue, models and accounts.
 """
 
 from tts.realtime.driver import ClientGone, UtteranceDriver
-from tts.realtime.text_buffer import DEFAULT_CHUNK_SCHEDULE, TextBuffer
+from tts.realtime.text_buffer import DEFAULT_CHUNK_SCHEDULE, TextBuffer, strict_sentence_ends
 
 __all__ = [
     "DEFAULT_CHUNK_SCHEDULE",
     "ClientGone",
     "TextBuffer",
     "UtteranceDriver",
+    "strict_sentence_ends",
 ]

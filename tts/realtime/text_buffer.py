@@ -10,6 +10,7 @@ rules: no I/O, testable without a socket.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 DEFAULT_CHUNK_SCHEDULE = (120, 160, 250, 290)  # ElevenLabs' default
 #: A buffer this long with no word boundary is spoken anyway.
@@ -26,6 +27,42 @@ _SENTENCE_END = re.compile(
     rf"|[\u3002\uff01\uff1f\uff1b\uff61][{_CJK_CLOSERS}]*"
     rf"|(?<=[{_CJK}])[.!?;]+(?=[{_CJK_CLOSERS}]*[{_CJK}])[{_CJK_CLOSERS}]*"
 )
+# Home Assistant's rule (sentence-stream, what wyoming-piper cuts a Wyoming stream with): a Latin
+# end (. ! ? …, Arabic ؟, Devanagari । ॥) ends a sentence only before a space and a capital
+# letter, a letter without case (Chinese, Japanese, Arabic) or a numbered item ("2. "); ; and :
+# never do. "pp. 3", "v2.1 beta" and a trailing nonce ("… afternoon. 1f3a9c0e") stay in their
+# sentence. Chinese and Japanese ends stand alone. One difference: an end with nothing after
+# its space yet is an end (the sentence is spoken now, not when the next word comes).
+_STRICT_LATIN_END = re.compile(r"[.!?\u2026\u061f\u0964\u0965]+[\"'\u201d\u2019)\]}\u00bb]*\s+(?=(\S)(\S*)|$)")
+_STRICT_CJK_END = re.compile(rf"[\u3002\uff01\uff1f]+[{_CJK_CLOSERS}]*|\u2026\u2026[{_CJK_CLOSERS}]*")
+_LIST_ITEM = re.compile(r"\d+[.)]")
+# "Dr. Smith", "U.S. Army": a capital and at most two more letters before a full stop end nothing.
+_ABBREVIATION = re.compile(r"(?<![^\W\d_])[^\W\d_]{1,3}\.$")
+
+
+def _starts_a_sentence(first: str, word: str) -> bool:
+    return first.isupper() or first.istitle() or (first.isalpha() and first.lower() == first.upper()) or bool(
+        _LIST_ITEM.match(word)
+    )
+
+
+def strict_sentence_ends(text: str, start: int) -> list[int]:
+    """Where sentences end in ``text`` (from ``start``) by Home Assistant's rule (above)."""
+    ends = [m.end() for m in _STRICT_CJK_END.finditer(text, start)]
+    for m in _STRICT_LATIN_END.finditer(text, start):
+        abbreviation = _ABBREVIATION.search(text, max(0, m.start() - 4), m.start() + 1)
+        if abbreviation is not None and abbreviation[0][0].isupper():
+            continue
+        if m[1] is None or _starts_a_sentence(m[1], m[1] + m[2]):
+            ends.append(m.end())
+    return sorted(ends)
+
+
+def loose_sentence_ends(text: str, start: int) -> list[int]:
+    """Where sentences end in ``text`` (from ``start``): ``_SENTENCE_END``, ElevenLabs' WebSockets."""
+    return [m.end() for m in _SENTENCE_END.finditer(text, start)]
+
+
 # Where a buffer without spaces may be cut when no sentence has ended: after a clause mark
 # (the ideographic comma, full-width comma and colon, the ellipsis).
 _CLAUSE_BREAKS = (" ", "\n", "\u3001", "\uff0c", "\uff1a", "\u2026")
@@ -43,11 +80,20 @@ class TextBuffer:
     the last clause mark: ideographic comma, full-width comma or colon,
     ellipsis), so no word is split. ``auto_mode`` speaks each
     complete sentence as soon as it ends instead. ``flush`` hands out the rest.
+    ``sentence_ends``: where sentences end (``loose_sentence_ends``: ; and : too,
+    what ElevenLabs' WebSockets cut at; Wyoming's, ``strict_sentence_ends``).
     """
 
-    def __init__(self, schedule: tuple[int, ...] = DEFAULT_CHUNK_SCHEDULE, *, auto_mode: bool = False) -> None:
+    def __init__(
+        self,
+        schedule: tuple[int, ...] = DEFAULT_CHUNK_SCHEDULE,
+        *,
+        auto_mode: bool = False,
+        sentence_ends: Callable[[str, int], list[int]] = loose_sentence_ends,
+    ) -> None:
         self.schedule = schedule
         self.auto_mode = auto_mode
+        self.sentence_ends = sentence_ends
         self.generations = 0
         self._text = ""
         #: End of the last sentence in the buffer (0: none), and how far the buffer was searched.
@@ -70,8 +116,8 @@ class TextBuffer:
             return []
         self._text += text
         start = max(0, self._scanned - _END_OVERLAP)
-        for match in _SENTENCE_END.finditer(self._text, start):
-            self._sentence_end = max(self._sentence_end, match.end())
+        for end in self.sentence_ends(self._text, start):
+            self._sentence_end = max(self._sentence_end, end)
         self._scanned = len(self._text)
         pieces = []
         while piece := self._take():

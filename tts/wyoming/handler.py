@@ -53,7 +53,7 @@ from infra.logging import current_request_id
 from tts.audio.formats import pcm_format
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord
-from tts.realtime import ClientGone, TextBuffer, UtteranceDriver
+from tts.realtime import ClientGone, TextBuffer, UtteranceDriver, strict_sentence_ends
 from tts.synthesis import Alignment, SynthesisRequest
 from tts.text.characters import check_json_strings
 from tts.text.errors import TextError
@@ -321,7 +321,9 @@ class WyomingConnection(AsyncEventHandler):
             )
 
         sink = _AudioSink(self, streaming=streaming)
-        driver = sink.driver = UtteranceDriver(request_for, sink, buffer=TextBuffer(auto_mode=True))
+        # Sentences cut where wyoming-piper cuts them (Home Assistant's rule): not at ; or :, nor before a nonce.
+        buffer = TextBuffer(auto_mode=True, sentence_ends=strict_sentence_ends)
+        driver = sink.driver = UtteranceDriver(request_for, sink, buffer=buffer)
         self.driver = driver
         return driver
 
