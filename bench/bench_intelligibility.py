@@ -18,6 +18,7 @@ CER <= 4 %, en WER <= 2 %, no sentence above 15 %).
 
     .venv/bin/python bench/bench_intelligibility.py [--languages zh ja] [--voices zm_yunjian] [--out results.md]
     .venv/bin/python bench/bench_intelligibility.py --quick    # the test suite's subset, one voice each
+    .venv/bin/python bench/bench_intelligibility.py --route stream  # through .../stream (first clause first)
 """
 
 from __future__ import annotations
@@ -59,9 +60,10 @@ class Heard:
     said: str
 
 
-def say(client: httpx.Client, url: str, key: str, voice: str, case: Case) -> np.ndarray:
+def say(client: httpx.Client, url: str, key: str, voice: str, case: Case, route: str = "whole") -> np.ndarray:
+    path = "/stream" if route == "stream" else ""
     response = client.post(
-        f"{url}/v1/text-to-speech/{voice}?output_format=pcm_{RATE}",
+        f"{url}/v1/text-to-speech/{voice}{path}?output_format=pcm_{RATE}",
         json={"text": case.text, "language_code": case.language},
         headers={"xi-api-key": key},
     )
@@ -81,6 +83,12 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", help="only these case ids")
     parser.add_argument("--quick", action="store_true", help="the test suite's subset, each on its voice")
     parser.add_argument("--out", help="also write the tables to this file")
+    parser.add_argument(
+        "--route",
+        choices=("whole", "stream"),
+        default="whole",
+        help="the whole file, or the chunked stream (where Kokoro makes a first clause alone)",
+    )
     args = parser.parse_args()
 
     plan: list[tuple[str, Case]] = []
@@ -107,7 +115,7 @@ def main() -> None:
         try:
             with httpx.Client(timeout=600) as client:
                 for voice, case in plan:
-                    samples = say(client, url, key, voice, case)
+                    samples = say(client, url, key, voice, case, args.route)
                     said = transcribe(model, samples, RATE, case.language)
                     result = score(case.language, case.reference, said)
                     pinyin = zh_pinyin_error(case.reference, said) if case.language == "zh" else None

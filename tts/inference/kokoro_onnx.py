@@ -85,6 +85,9 @@ class KokoroOnnxEngine:
     name = "kokoro-onnx"
     hop_length = FRAME_SAMPLES
     default_length_scale = 1.0
+    #: A sentence's audio comes only whole (its decoder cannot be windowed: docs/benchmarks.md), so a
+    #: stream's first sentence is cut at its first pause (tts/text/first_clause.py).
+    cuts_first_clause = True
 
     def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
         try:

@@ -63,6 +63,17 @@ class EngineRegistry:
         self._lock = threading.Lock()
         self._load_locks: dict[_Key, threading.Lock] = {}
 
+    def engine_trait(self, name: str, trait: str) -> bool:
+        """A class attribute of engine ``name`` (``cuts_first_clause``), without loading a model;
+        False for an engine that is unknown or not installed."""
+        path = self._paths.get(name)
+        if path is None:
+            return False
+        try:
+            return bool(getattr(_import_engine(path), trait, False))
+        except EngineError:
+            return False
+
     def get(self, spec: ModelSpec) -> Engine:
         """The engine for ``spec``, loading it (once, even under concurrent callers) if needed."""
         key = _key(spec)

@@ -174,8 +174,8 @@ class AlignmentTimeline:
         chunk = AlignmentChunk()
         text = segment.text
         starts, ends = character_times(text, timing, offset)
-        if self.full.normalized and text:
-            chunk.normalized.extend([" "], [offset], [offset])  # the space that joins segments
+        if self.full.normalized and text and not segment.continuation:
+            chunk.normalized.extend([" "], [offset], [offset])  # the space that joins sentences
         chunk.normalized.extend(list(text), starts, ends)
         if self.original is None:
             chunk.alignment = CharTrack(

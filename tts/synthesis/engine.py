@@ -117,6 +117,12 @@ def params_for(run: SynthesisRun, engine: Engine, segment: Segment, index: int) 
     )
 
 
+def silence_after(segment: Segment, silence_ms: int) -> int:
+    """The sentence silence after ``segment``: none after a first clause (``Segment.continued``),
+    whose own ``pause_after_ms`` is a clause's pause."""
+    return 0 if segment.continued else silence_ms
+
+
 def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams) -> np.ndarray:
     """Float PCM for one segment at the engine's rate, trailing pause included."""
     return synthesize_segment_timed(engine, segment, params, silence_ms=settings.TTS_SENTENCE_SILENCE_MS)[0]
@@ -162,7 +168,7 @@ def synthesize_ahead(
                     params,
                     cancel=run.stop,
                     engine_seconds=segment_engine_seconds(engine, segment, run.request.speed),
-                    silence_ms=silence_ms,
+                    silence_ms=silence_after(segment, silence_ms),
                     context=context_for(run, index),
                 )
                 pending.append((index, segment, future))
@@ -216,7 +222,7 @@ def encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTimel
                 engine,
                 segment,
                 params,
-                silence_ms=silence,
+                silence_ms=silence_after(segment, silence),
                 timing=timing,
                 ready=ready,
                 context=context_for(run, index),
@@ -236,14 +242,14 @@ def encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTimel
                     params,
                     cancel=run.stop,
                     engine_seconds=segment_engine_seconds(engine, segment, run.request.speed),
-                    silence_ms=silence,
+                    silence_ms=silence_after(segment, silence),
                     context=context_for(run, index),
                 )
             pieces = iter([pcm])
             # Known before the audio goes out: a live stream sends it with the chunk.
             timeline.add(segment, timing, offset=segment_start)
         counted = False
-        pause = (segment.pause_after_ms + silence) / 1000  # silence, not engine work
+        pause = (segment.pause_after_ms + silence_after(segment, silence)) / 1000  # silence, not engine work
         for pcm in pieces:
             run.audio_seconds += len(pcm) / engine.sample_rate
             if budget is not None:  # engine time, charged as it is spent (tts/synthesis/engine_budget.py)

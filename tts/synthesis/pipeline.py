@@ -49,7 +49,7 @@ def synthesis_prepare(req: SynthesisRequest, *, whole: bool = False) -> Synthesi
     refuse_if_draining()
     admitted = admit(resolve(req))
     with admitted.released_on_error():
-        found = look_up(prepare(admitted), whole=whole)
+        found = look_up(prepare(admitted, streamed=not whole), whole=whole)
     return open_run(found, started=started)
 
 

@@ -1,25 +1,37 @@
 """Stage 4 of the pipeline, prepare the text: the tenant's dictionaries applied, the text
-normalized and cut into segments in its language, the stitching context read, and the
-audio it will make and the engine time it will take checked against the request's limits
-before any engine work."""
+normalized and cut into segments in its language (a stream's first sentence also at its
+first pause, on an engine that makes a sentence's audio only whole), the stitching context
+read, and the audio it will make and the engine time it will take checked against the
+request's limits before any engine work."""
 
 from __future__ import annotations
 
 import functools
 
+from django.conf import settings
+
+from tts.catalogue import get_registry
 from tts.synthesis.engine_budget import engine_budget_admit
 from tts.synthesis.estimate import check_audio_estimate, effective_speed
 from tts.synthesis.parse import segments_for
 from tts.synthesis.stages import Admitted, Prepared
 from tts.synthesis.stitching import context_characters, stitching_context
+from tts.text.first_clause import split_first_clause
+from tts.text.segment import Segment
 
 
-def prepare(admitted: Admitted) -> Prepared:
-    """The text as it will be spoken, in segments, with its context; refused here if too long to make."""
+def prepare(admitted: Admitted, *, streamed: bool = False) -> Prepared:
+    """The text as it will be spoken, in segments, with its context; refused here if too long to make.
+
+    ``streamed``: the audio goes out as it is made (not a whole file), so the first sentence's
+    first clause is made alone where that brings the first audio sooner (``first_clause_first``).
+    """
     resolved = admitted.resolved
     req, text, dictionaries = resolved.request, resolved.text, resolved.dictionaries
     spoken = dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text
     segments = segments_for(spoken, language=resolved.language, normalization=req.normalization, field=req.text_field)
+    if streamed:
+        segments = first_clause_first(segments, resolved.model_version.engine)
     context = stitching_context(req)
     check_audio_estimate(req, segments, context_chars=context_characters(context))
     budget = engine_budget_admit(
@@ -31,3 +43,13 @@ def prepare(admitted: Admitted) -> Prepared:
         language=resolved.language,
     )
     return Prepared(admitted, spoken, segments, context, budget)
+
+
+def first_clause_first(segments: list[Segment], engine: str) -> list[Segment]:
+    """``segments`` with the first cut after its first clause (``tts.text.first_clause``) when
+    ``engine`` makes a sentence's audio only whole (``cuts_first_clause``: Kokoro)."""
+    min_letters = settings.TTS_FIRST_CLAUSE_MIN_CHARS
+    if not segments or min_letters <= 0 or not get_registry().engine_trait(engine, "cuts_first_clause"):
+        return segments
+    pieces = split_first_clause(segments[0], min_letters=min_letters, pause_ms=settings.TTS_FIRST_CLAUSE_PAUSE_MS)
+    return segments if pieces is None else [*pieces, *segments[1:]]

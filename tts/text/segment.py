@@ -52,6 +52,10 @@ class Segment:
     rate: float = 1.0
     pause_after_ms: int = 0
     language: str | None = None
+    #: The sentence goes on in the next segment (its first clause, cut off for a stream's first
+    #: audio: ``tts.text.first_clause``); ``continuation``: this is the rest of the previous one's.
+    continued: bool = False
+    continuation: bool = False
 
 
 # Cut positions, best first. Each pattern's match end is where a piece may end.
@@ -67,6 +71,8 @@ _CONJUNCTION = re.compile(
 )
 _SPACE = re.compile(r"(?=\s)")
 _LEVELS = (_CLAUSE, _COMMA, _CONJUNCTION, _SPACE)
+#: Where a reader pauses inside a sentence (clause marks, then commas): each match's end is a cut.
+PAUSE_MARKS = (_CLAUSE, _COMMA)
 # A clause cut closer to the start than this fraction of the maximum would
 # leave a stub; a word boundary is preferred then.
 _MIN_CLAUSE_FRACTION = 0.25

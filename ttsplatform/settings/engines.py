@@ -82,6 +82,12 @@ TTS_OPENAI_VOICES = env_map(
 TTS_DEFAULT_ENGINE = env_choice("TTS_DEFAULT_ENGINE", "piper-onnx", ("piper-onnx", "vits-torch"))
 TTS_STORE_AUDIO = env_bool("TTS_STORE_AUDIO", True)
 TTS_SENTENCE_SILENCE_MS = env_int("TTS_SENTENCE_SILENCE_MS", 200, minimum=0, maximum=5000)
+# Streams on an engine that makes a sentence's audio only whole (Kokoro): the first sentence is cut at
+# its first pause once this much comes before it and after it (letters; a CJK character counts 3;
+# 0: never), and its first clause is synthesized alone (tts/text/first_clause.py). The pause put
+# between the two pieces, in ms.
+TTS_FIRST_CLAUSE_MIN_CHARS = env_int("TTS_FIRST_CLAUSE_MIN_CHARS", 12, minimum=0, maximum=10_000)
+TTS_FIRST_CLAUSE_PAUSE_MS = env_int("TTS_FIRST_CLAUSE_PAUSE_MS", 150, minimum=0, maximum=2000)
 # Engines by name: dotted paths loaded on first use (see tts/inference/registry.py).
 TTS_ENGINES = {
     "piper-onnx": "tts.inference.piper_onnx.PiperOnnxEngine",
