@@ -36,11 +36,13 @@ os.environ.setdefault("TTS_CPUS", "2")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """This process's malloc as a server's (TTS_MALLOC_ARENA_MAX, TTS_MALLOC_MMAP_THRESHOLD defaults):
-    the engines it runs in-process then hold what they would in daphne, whatever test ran first."""
+    """This process's malloc arenas bounded as a server's (TTS_MALLOC_ARENA_MAX's default), from the
+    start: before, only once tests/ops/test_malloc_tuning.py had run. Not the servers' fixed mmap
+    threshold: with it every engine call maps its activations afresh, and the suite ran 8 minutes
+    longer (docs/benchmarks.md, "Memory of the test suite")."""
     from infra.malloc_tuning import tune_malloc
 
-    tune_malloc(arena_max=2, mmap_threshold=256 * 1024)
+    tune_malloc(arena_max=2, mmap_threshold=0)
 
 
 @pytest.fixture(autouse=True)
