@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,17 +29,19 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The number of phoneme ids of each Kokoro run in this process."""
-    calls: list[int] = []
+def engine_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float, float]]:
+    """Each Kokoro run in this process: its number of phoneme ids, when it started and ended."""
+    runs: list[tuple[int, float, float]] = []
     real = KokoroOnnxEngine.synthesize_ids
 
-    def counting(self: KokoroOnnxEngine, ids: Sequence[int], params: SynthesisParams) -> EngineOutput:
-        calls.append(len(ids))
-        return real(self, ids, params)
+    def timed(self: KokoroOnnxEngine, ids: Sequence[int], params: SynthesisParams) -> EngineOutput:
+        started = time.monotonic()
+        out = real(self, ids, params)
+        runs.append((len(ids), started, time.monotonic()))
+        return out
 
-    monkeypatch.setattr(KokoroOnnxEngine, "synthesize_ids", counting)
-    return calls
+    monkeypatch.setattr(KokoroOnnxEngine, "synthesize_ids", timed)
+    return runs
 
 
 def _chunks(ctx: TenantCtx, text: str) -> list[dict]:
@@ -50,11 +53,14 @@ def _chunks(ctx: TenantCtx, text: str) -> list[dict]:
 
 
 def test_a_stream_makes_the_first_clause_alone_and_a_whole_file_does_not(
-    tenant_a: TenantCtx, kokoro: Voice, engine_calls: list[int]
+    tenant_a: TenantCtx, kokoro: Voice, engine_runs: list[tuple[int, float, float]]
 ) -> None:
     chunks = _chunks(tenant_a, TEXT)
-    # Two engine runs, the first clause's the shorter; its audio and characters come first.
-    assert len(engine_calls) == 2 and engine_calls[0] < engine_calls[1], engine_calls
+    # Two engine runs, the first clause's the shorter, and alone: the rest starts once it is made.
+    assert len(engine_runs) == 2, engine_runs
+    (head_ids, _, head_end), (rest_ids, rest_start, _) = engine_runs
+    assert head_ids < rest_ids and rest_start >= head_end, engine_runs
+    # Its audio and characters come first.
     timed = [c for c in chunks if c["alignment"]]
     assert "".join(timed[0]["alignment"]["characters"]) == HEAD
     assert "".join(ch for c in timed for ch in c["alignment"]["characters"]) == TEXT
@@ -68,12 +74,12 @@ def test_a_stream_makes_the_first_clause_alone_and_a_whole_file_does_not(
     quiet = len(tail) - int(np.flatnonzero(tail > 0.01)[-1]) if (tail > 0.01).any() else len(tail)
     assert 0.12 <= quiet / rate <= 0.25, quiet / rate
 
-    engine_calls.clear()
+    engine_runs.clear()
     whole = tenant_a.client().post(
         f"/v1/text-to-speech/{VOICE}/with-timestamps?output_format=pcm_24000", {"text": TEXT}, format="json"
     )
     assert whole.status_code == 200, whole.content
-    assert len(engine_calls) == 1, engine_calls
+    assert len(engine_runs) == 1, engine_runs
     assert "".join(whole.json()["alignment"]["characters"]) == TEXT
     records = SynthesisRecord.objects.filter(tenant=tenant_a.tenant)
     # The whole file was made, not served from the stream's cache entry: a cut sentence is a different recipe.
@@ -82,12 +88,12 @@ def test_a_stream_makes_the_first_clause_alone_and_a_whole_file_does_not(
 
 
 def test_short_clauses_and_a_stub_after_the_pause_stay_whole(
-    tenant_a: TenantCtx, kokoro: Voice, engine_calls: list[int]
+    tenant_a: TenantCtx, kokoro: Voice, engine_runs: list[tuple[int, float, float]]
 ) -> None:
     for text in ("好，我们一起去公园散步吧。", "今天天气很好，走吧。"):
-        engine_calls.clear()
+        engine_runs.clear()
         chunks = _chunks(tenant_a, text)
-        assert len(engine_calls) == 1, (text, engine_calls)
+        assert len(engine_runs) == 1, (text, engine_runs)
         assert "".join(ch for c in chunks if c["alignment"] for ch in c["alignment"]["characters"]) == text
 
 

@@ -157,7 +157,13 @@ def synthesize_ahead(
                     return
                 yield upcoming[0], upcoming[1], None
                 continue
-            while len(pending) < how_many() and (upcoming := next(source, None)) is not None:
+            # Nothing is queued beside a first clause (``Segment.continued``) still being made: on a
+            # machine whose cores share their units the rest would slow it, and it is the first audio.
+            while (
+                len(pending) < how_many()
+                and not (pending and pending[-1][1].continued and not pending[-1][2].done())
+                and (upcoming := next(source, None)) is not None
+            ):
                 index, segment = upcoming
                 params = params_for(run, engine, segment, index)
                 future = engine_scheduler.submit(
