@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -16,7 +17,7 @@ from tts.api.stream_input import ProtocolError, parse_chunk_schedule, parse_opti
 from tts.audio.formats import parse_elevenlabs_format
 from tts.inference.engine import SynthesisParams
 from tts.models import SynthesisRecord, Voice
-from tts.realtime.text_buffer import TextBuffer, strict_sentence_ends
+from tts.realtime.text_buffer import TextBuffer, loose_sentence_ends, strict_sentence_ends
 from tts.synthesis import engine as synthesis_engine
 from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
 from tts.synthesis.request import SynthesisRequest
@@ -274,3 +275,22 @@ def test_wyomings_buffer_speaks_a_sentence_whose_space_came_last_at_once() -> No
     assert buffer.add(". ") == ["The boats rocked. "]  # nothing after it yet: not kept waiting
     assert buffer.add("Dr. ") == []  # an abbreviation is no end, even so
     assert buffer.add("Smith came; then") == [] and buffer.flush() == "Dr. Smith came; then"
+
+
+# Messages built to make a careless sentence-end rule backtrack (as tests/text/test_prepare.py's).
+ADVERSARIAL = {
+    "dots": "." * 20_000 + "x",
+    "ellipsis": "\u2026" * 20_000 + "x",
+    "questions": "?" * 20_000 + "x",
+    "ends": ". A" * 7_000,
+    "full-stops": "\u3002" * 20_000 + "x",
+}
+
+
+@pytest.mark.parametrize("rule", [strict_sentence_ends, loose_sentence_ends], ids=["wyoming", "websocket"])
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_sentence_ends_stay_linear_on_adversarial_text(rule: Callable[[str, int], list[int]], name: str) -> None:
+    started = time.monotonic()
+    ends = rule(ADVERSARIAL[name], 0)
+    assert time.monotonic() - started < 2.0
+    assert ends == sorted(ends) and all(0 < end <= len(ADVERSARIAL[name]) for end in ends)

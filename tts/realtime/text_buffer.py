@@ -33,7 +33,12 @@ _SENTENCE_END = re.compile(
 # never do. "pp. 3", "v2.1 beta" and a trailing nonce ("… afternoon. 1f3a9c0e") stay in their
 # sentence. Chinese and Japanese ends stand alone. One difference: an end with nothing after
 # its space yet is an end (the sentence is spoken now, not when the next word comes).
-_STRICT_LATIN_END = re.compile(r"[.!?\u2026\u061f\u0964\u0965]+[\"'\u201d\u2019)\]}\u00bb]*\s+(?=(\S)(\S*)|$)")
+# The lookbehind starts a run of marks only once (as tts/text/sentences.py's _LATIN_END): without
+# it a run not followed by a space is tried again from each of its marks, and 20,000 dots in one
+# message held the event loop 7 s.
+_STRICT_LATIN_END = re.compile(
+    r"(?<![.!?\u2026\u061f\u0964\u0965])[.!?\u2026\u061f\u0964\u0965]+[\"'\u201d\u2019)\]}\u00bb]*\s+(?=(\S)(\S*)|$)"
+)
 _STRICT_CJK_END = re.compile(rf"[\u3002\uff01\uff1f]+[{_CJK_CLOSERS}]*|\u2026\u2026[{_CJK_CLOSERS}]*")
 _LIST_ITEM = re.compile(r"\d+[.)]")
 # "Dr. Smith", "U.S. Army": a capital and at most two more letters before a full stop end nothing.
@@ -41,8 +46,11 @@ _ABBREVIATION = re.compile(r"(?<![^\W\d_])[^\W\d_]{1,3}\.$")
 
 
 def _starts_a_sentence(first: str, word: str) -> bool:
-    return first.isupper() or first.istitle() or (first.isalpha() and first.lower() == first.upper()) or bool(
-        _LIST_ITEM.match(word)
+    return (
+        first.isupper()
+        or first.istitle()
+        or (first.isalpha() and first.lower() == first.upper())
+        or bool(_LIST_ITEM.match(word))
     )
 
 
