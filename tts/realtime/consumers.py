@@ -418,10 +418,12 @@ class _StreamSink:
 #   the first message authenticates (as on stream-input); any message may open a context;
 # - ``{"text": "...", "context_id"}``: text for that context (``flush: true`` speaks its buffer now);
 # - ``{"text": "", "context_id"}``: keep-alive (resets the inactivity timer, nothing else);
-# - ``{"context_id", "close_context": true}``: stop that context: its synthesis stops where it
-#   is, the characters not spoken are refunded (the run's cancel), ``{"isFinal": true, "contextId"}`` follows;
+# - ``{"context_id", "close_context": true}``: that context speaks what was sent to it to the end,
+#   then ``{"isFinal": true, "contextId"}``; with ``"immediate": true`` it stops where it is and the
+#   characters not spoken are refunded (the run's cancel), ``isFinal`` at once;
 # - ``{"close_socket": true}``: every open context speaks what it holds and ends, each with
 #   ``{"isFinal": true, "contextId"}``, then the connection closes normally.
 #
-# A sixth open context is refused with ``max_active_contexts_exceeded``; the
-# connection and the other contexts go on.
+# Contexts still speaking after their close count towards the limit; a new context stops the
+# oldest of them, and with none closing a sixth is refused with ``max_active_contexts_exceeded``;
+# the connection and the other contexts go on.

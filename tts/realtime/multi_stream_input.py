@@ -1,7 +1,14 @@
 """ElevenLabs' ``/v1/text-to-speech/{voice_id}/multi-stream-input``: up to ``MAX_CONTEXTS``
 utterances on one connection, each a ``context_id`` with its own driver, spoken and closed
 independently (protocol in docs/websocket.md). Authentication, message checks and the
-single-utterance protocol are ``StreamInputConsumer``'s (``tts.realtime.consumers``)."""
+single-utterance protocol are ``StreamInputConsumer``'s (``tts.realtime.consumers``).
+
+``close_context`` ends a context as ElevenLabs does: the text sent to it is spoken to its end,
+then comes its ``isFinal`` (what pipecat and LiveKit Agents wait for after
+``flush`` + ``close_context``). A closing context still speaking counts towards
+``MAX_CONTEXTS``; opening one more stops the oldest of them (a client that opened a new
+context after closing one has moved on: barge-in). ``"immediate": true`` on ``close_context``
+(this platform's) stops a context at once, as closing the socket stops them all."""
 
 from __future__ import annotations
 
@@ -60,14 +67,19 @@ class MultiStreamInputConsumer(StreamInputConsumer):
 
     async def connect(self) -> None:
         self.contexts: dict[str, Context] = {}
+        #: Closed by the client and still speaking what was sent to them, oldest first.
+        self.closing_contexts: list[Context] = []
         self.schedule: tuple[int, ...] = ()
         self.socket_ending = False
         await super().connect()
 
     async def disconnect(self, code: int) -> None:
         await super().disconnect(code)
-        for ctx in list(self.contexts.values()):
+        for ctx in self._all_contexts():
             self._stop(ctx)
+
+    def _all_contexts(self) -> list[Context]:
+        return [*self.contexts.values(), *self.closing_contexts]
 
     def _stop(self, ctx: Context) -> None:
         ctx.driver.cancel()  # a no-op once it finished
@@ -75,7 +87,7 @@ class MultiStreamInputConsumer(StreamInputConsumer):
     async def fail(self, exc: ProtocolError) -> None:
         await super().fail(exc)
         if exc.close_code is not None:
-            for ctx in list(self.contexts.values()):
+            for ctx in self._all_contexts():
                 self._stop(ctx)
 
     # --- messages -----------------------------------------------------------
@@ -136,7 +148,10 @@ class MultiStreamInputConsumer(StreamInputConsumer):
                 field="context_id",
             )
         if msg.get("close_context") is True:
-            await self._close_context(context_id)
+            immediate = msg.get("immediate", False)
+            if not isinstance(immediate, bool):
+                raise ProtocolError("immediate: must be true or false.", code="invalid_message", field="immediate")
+            await self._close_context(context_id, immediate=immediate)
             return
         text = msg.get("text", "")
         if not isinstance(text, str):
@@ -146,13 +161,7 @@ class MultiStreamInputConsumer(StreamInputConsumer):
             raise ProtocolError("flush: must be true or false.", code="invalid_message", field="flush")
         ctx = self.contexts.get(context_id)
         if ctx is None:
-            if len(self.contexts) >= MAX_CONTEXTS:
-                raise ProtocolError(
-                    f"context_id: at most {MAX_CONTEXTS} contexts may be open on one connection; "
-                    "close one (close_context) before opening another.",
-                    code="max_active_contexts_exceeded",
-                    field="context_id",
-                )
+            await self._make_room_for_a_context()
             voice_settings = self.voice_settings
             if msg.get("voice_settings") is not None:
                 voice_settings = self._voice_settings(msg.get("voice_settings"))
@@ -171,16 +180,46 @@ class MultiStreamInputConsumer(StreamInputConsumer):
         opening = not text.strip() and not ctx.driver.started and not ctx.driver.buffer.pending.strip()
         await ctx.driver.add_text(text if not opening else "", flush=flush)
 
-    async def _close_context(self, context_id: str) -> None:
+    async def _make_room_for_a_context(self) -> None:
+        """At most ``MAX_CONTEXTS`` contexts open or still speaking after their close. At the
+        limit, the oldest closing context is stopped (the client has moved on); with none
+        closing, the new context is refused."""
+        if len(self.contexts) + len(self.closing_contexts) < MAX_CONTEXTS:
+            return
+        if not self.closing_contexts:
+            raise ProtocolError(
+                f"context_id: at most {MAX_CONTEXTS} contexts may be open on one connection; "
+                "close one (close_context) before opening another.",
+                code="max_active_contexts_exceeded",
+                field="context_id",
+            )
+        await self._stop_now(self.closing_contexts.pop(0))
+
+    async def _close_context(self, context_id: str, *, immediate: bool = False) -> None:
         ctx = self.contexts.pop(context_id, None)
         if ctx is None:
             raise ProtocolError(
                 f"context_id: no open context '{context_id}'.", code="context_not_found", field="context_id"
             )
-        # Stops before the next segment; the run refunds what was not spoken.
+        if immediate:
+            await self._stop_now(ctx)
+            await self._maybe_close()
+            return
+        # Speak what was sent to the end; its isFinal comes after its last audio (_context_done), at
+        # once when nothing was ever spoken.
+        self.closing_contexts.append(ctx)
+        try:
+            await ctx.driver.end()
+        except BaseException:  # what was buffered was refused (quota, limits): the context ends here
+            if ctx in self.closing_contexts:
+                self.closing_contexts.remove(ctx)
+            await ctx.driver.stop()
+            raise
+
+    async def _stop_now(self, ctx: Context) -> None:
+        """No segment after the one in flight; the run refunds what was not spoken."""
         await ctx.driver.stop()
-        await self._send_json({"isFinal": True, "contextId": context_id})
-        await self._maybe_close()
+        await self._send_json({"isFinal": True, "contextId": ctx.id})
 
     async def _close_socket(self) -> None:
         self.socket_ending = True
@@ -189,16 +228,21 @@ class MultiStreamInputConsumer(StreamInputConsumer):
         await self._maybe_close()
 
     async def _maybe_close(self) -> None:
-        if self.socket_ending and not self.contexts:
+        if self.socket_ending and not self.contexts and not self.closing_contexts:
             await self._close(1000)
 
     # --- synthesis ----------------------------------------------------------
 
     async def _context_done(self, context_id: str, driver: UtteranceDriver | None) -> None:
-        ctx = self.contexts.get(context_id)
-        if self.closing or ctx is None or ctx.driver is not driver or driver.cancelled:
+        if self.closing or driver is None or driver.cancelled:
             return
-        self.contexts.pop(context_id, None)
+        closing = [c for c in self.closing_contexts if c.driver is driver]
+        if closing:
+            self.closing_contexts.remove(closing[0])
+        elif (ctx := self.contexts.get(context_id)) is not None and ctx.driver is driver:
+            self.contexts.pop(context_id)
+        else:
+            return
         await self._send_json({"isFinal": True, "contextId": context_id})
         await self._maybe_close()
 
