@@ -16,6 +16,7 @@ from tts.api import pronunciation as dictionaries_api
 from tts.api import reference as reference_api
 from tts.api import timestamps as timestamps_api
 from tts.api import usage as usage_api
+from tts.api import voice_search as voice_search_api
 
 api_v1 = [
     path("v1/text-to-speech/<str:voice_id>", elevenlabs.TextToSpeechApi.as_view(), name="tts-convert"),
@@ -89,8 +90,13 @@ api_v1 = [
     path("v1/usage/character-stats", usage_api.CharacterStatsApi.as_view(), name="usage-character-stats"),
 ]
 
+api_v2 = [
+    path("v2/voices", voice_search_api.VoiceSearchApi.as_view(), name="voices-search"),
+]
+
 urlpatterns = [
     *api_v1,
+    *api_v2,
     path("api/tts", reference_api.ApiTtsView.as_view(), name="compat-api-tts"),
     path("tts", reference_api.LiteTtsView.as_view(), name="compat-tts"),
     path("api/admin/reload", reference_api.ReloadView.as_view(), name="compat-admin-reload"),
@@ -100,9 +106,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/", admin.site.urls),
-    # Unknown API routes: JSON 404 in the caller's dialect (OpenAI under /v1/audio/), not an HTML page.
+    # Unknown API routes (/v1, /v2, /api): JSON 404 in the caller's dialect (OpenAI under /v1/audio/), never HTML.
     re_path(r"^v1/audio/", not_found.OpenAIUnknownRouteApi.as_view()),
-    re_path(r"^(?:v1|api)(?:/|$)", not_found.UnknownRouteApi.as_view()),
+    re_path(r"^(?:v1|v2|api)(?:/|$)", not_found.UnknownRouteApi.as_view()),
     # The tenant dashboard (session login), last so the API and admin routes win.
     path("", include((account_pages.urlpatterns + speech_pages.urlpatterns, "dashboard"))),
 ]

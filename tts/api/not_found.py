@@ -1,6 +1,6 @@
 """Unknown API routes: a JSON 404 in the caller's dialect, never Django's HTML page.
 
-The last routes under ``/v1/`` and ``/api/`` catch whatever no endpoint
+The last routes under ``/v1/``, ``/v2/`` and ``/api/`` catch whatever no endpoint
 matched. ``/v1/audio/...`` is OpenAI's ground and answers ``{"error": ...}``;
 every other API path answers ElevenLabs' ``{"detail": ...}``. The answer is
 the same with ``DEBUG`` on (Django's technical 404 page never shows for an API

@@ -19,7 +19,14 @@ from rest_framework.views import APIView
 from accounts.authentication import request_tenant
 from accounts.models import Scope
 from accounts.quota import characters_per_request_limit, next_period_start, usage_for_period
-from tts.catalogue import active_model_versions_for_tenant, voice_delete, voice_get, voices_served_for_tenant
+from tts.catalogue import (
+    ModelAlias,
+    active_model_versions_for_tenant,
+    model_aliases,
+    voice_delete,
+    voice_get,
+    voices_served_for_tenant,
+)
 from tts.models import ModelVersion, Voice
 from tts.synthesis import engine_seconds_limit
 
@@ -70,6 +77,7 @@ def voice_json(voice: Voice, *, tenant_id: int) -> dict[str, Any]:
         "samples": None,
         "sharing": None,
         "fine_tuning": None,
+        "created_at_unix": unix_time(voice.created_at),
         "model_id": voice.model_id,
         "speaker_index": voice.speaker_index,
         "blend": voice.blend or None,
@@ -160,12 +168,43 @@ def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
         "max_characters_request_free_user": max_chars,
         "max_characters_request_subscribed_user": max_chars,
         "maximum_text_length_per_request": max_chars,
-        "languages": [{"language_id": code, "name": LANGUAGE_NAMES.get(code, code)} for code in version.languages],
+        "languages": languages_json(version.languages),
         "model_rates": {"character_cost_multiplier": 1.0},
         "concurrency_group": "standard",
+        "served_by": [version.model_id],
         "version": version.version,
         "engine": version.engine,
         "sample_rate": version.sample_rate,
+    }
+
+
+def languages_json(codes: list[str] | tuple[str, ...]) -> list[dict[str, str]]:
+    return [{"language_id": code, "name": LANGUAGE_NAMES.get(code, code)} for code in codes]
+
+
+def model_alias_json(alias: ModelAlias, max_chars: int) -> dict[str, Any]:
+    """An ElevenLabs model id in ElevenLabs' Model shape; ``served_by`` names the platform's models
+    that answer it (each voice speaks with its own)."""
+    return {
+        "model_id": alias.model_id,
+        "name": alias.name,
+        "description": f"Accepted for ElevenLabs clients: each voice speaks it with its own model "
+        f"({', '.join(alias.served_by)}).",
+        "can_be_finetuned": False,
+        "can_do_text_to_speech": True,
+        "can_do_voice_conversion": False,
+        "can_use_style": False,
+        "can_use_speaker_boost": False,
+        "serves_pro_voices": False,
+        "token_cost_factor": 1.0,
+        "requires_alpha_access": False,
+        "max_characters_request_free_user": max_chars,
+        "max_characters_request_subscribed_user": max_chars,
+        "maximum_text_length_per_request": max_chars,
+        "languages": languages_json(alias.languages),
+        "model_rates": {"character_cost_multiplier": 1.0},
+        "concurrency_group": "standard",
+        "served_by": list(alias.served_by),
     }
 
 
@@ -173,9 +212,13 @@ def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
     get=extend_schema(
         operation_id="models_list",
         tags=["models"],
-        summary="Active models",
+        summary="Active models, then the ElevenLabs model ids they answer",
         responses={
-            200: OpenApiResponse(OpenApiTypes.OBJECT, description="A list of models."),
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT,
+                description="A list of models: this platform's, then ElevenLabs' ids (eleven_*), each with "
+                "served_by, the platform models that answer it.",
+            ),
             **error_responses("elevenlabs", 403),
         },
     )
@@ -187,7 +230,9 @@ class ModelListApi(APIView):
     def get(self, request: Request) -> Response:
         tenant = request_tenant(request)
         max_chars = characters_per_request_limit(tenant.plan)
-        return Response([model_json(v, max_chars) for v in active_model_versions_for_tenant(tenant)])
+        versions = list(active_model_versions_for_tenant(tenant))
+        aliases = [model_alias_json(a, max_chars) for a in model_aliases(versions)]
+        return Response([model_json(v, max_chars) for v in versions] + aliases)
 
 
 # --- user ------------------------------------------------------------------------
