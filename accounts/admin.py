@@ -26,6 +26,7 @@ class PlanAdmin(admin.ModelAdmin):
         "max_concurrent_streams",
         "max_characters_per_request",
         "max_engine_seconds_per_request",
+        "max_engine_seconds_per_job",
         "history_retention_days",
     )
 

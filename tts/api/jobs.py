@@ -24,7 +24,7 @@ from tts.models import Job
 from tts.synthesis import output_format_for
 from tts.usage import content_disposition, filename_for
 
-from .elevenlabs import DEFAULT_OUTPUT_FORMAT, VoiceSettingsSerializer
+from .elevenlabs import DEFAULT_OUTPUT_FORMAT, DictionaryLocatorSerializer, VoiceSettingsSerializer
 from .errors import ApiError
 from .fields import StrictCharField
 from .openapi import error_responses, json_object
@@ -82,6 +82,12 @@ class JobInputSerializer(serializers.Serializer):
     voice_settings = VoiceSettingsSerializer(required=False, allow_null=True)
     apply_text_normalization = serializers.ChoiceField(choices=["auto", "on", "off"], default="auto")
     enable_logging = serializers.BooleanField(required=False, default=True)
+    # As on a request: the same seed gives the same audio; dictionaries applied (none named: the
+    # tenant's defaults), an unknown one a 400 naming this field.
+    seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
+    pronunciation_dictionary_locators = serializers.ListField(
+        child=DictionaryLocatorSerializer(), required=False, allow_null=True
+    )
 
 
 class JobListQuerySerializer(serializers.Serializer):
@@ -121,6 +127,7 @@ class JobsApi(APIView):
         data: dict[str, Any] = body.validated_data
         fmt = output_format_for(data["output_format"])
         voice_settings = data.get("voice_settings") or {}
+        locators = [dict(x) for x in data.get("pronunciation_dictionary_locators") or ()]
         job = job_submit(
             JobRequest(
                 tenant=request_tenant(request),
@@ -136,6 +143,8 @@ class JobsApi(APIView):
                 enable_logging=data["enable_logging"],
                 request_id=getattr(request._request, "request_id", ""),
                 settings={k: v for k, v in voice_settings.items() if v is not None},
+                seed=data.get("seed"),
+                pronunciation_dictionary_locators=locators,
             )
         )
         response = Response(job_json(job), status=status.HTTP_202_ACCEPTED)

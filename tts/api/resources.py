@@ -28,7 +28,7 @@ from tts.catalogue import (
     voices_served_for_tenant,
 )
 from tts.models import ModelVersion, Voice
-from tts.synthesis import engine_seconds_limit
+from tts.synthesis import engine_seconds_limit, job_engine_seconds_limit
 
 from .errors import ApiError
 from .openapi import error_responses, json_object
@@ -272,6 +272,7 @@ def subscription_json(tenant: Any) -> dict[str, Any]:
         "max_characters_per_request": plan.max_characters_per_request,
         # Engine-seconds one request may spend (tts/synthesis/engine_budget.py; docs/limits.md).
         "max_engine_seconds_per_request": engine_seconds_limit(plan),
+        "max_engine_seconds_per_job": job_engine_seconds_limit(plan),
         "history_retention_days": plan.history_retention_days,
     }
 

@@ -26,19 +26,12 @@ from accounts.models import ApiKey, Tenant
 from accounts.quota import QuotaExceeded, reserve_characters, usage_for_period
 from accounts.ratelimit import LimitExceeded, check_request_rate
 from tts.audio.formats import OutputFormat
-from tts.catalogue import voice_get
 from tts.errors import SynthesisError
 from tts.jobs.records import characters_done, job_record_fields
 from tts.jobs.runner import job_dispatch, job_finish
 from tts.models import Job, SynthesisRecord
-from tts.synthesis import (
-    SynthesisRequest,
-    readable_languages,
-    resolve_model_version,
-    segments_for,
-    speaking_language,
-    text_characters_valid,
-)
+from tts.pronunciation import record_dictionary_uses
+from tts.synthesis import SynthesisRequest, job_prepare, job_resolve, text_characters_valid
 from tts.text.segment import Segment
 
 __all__ = ["JobRequest", "characters_done", "job_cancel", "job_get", "job_submit", "jobs_for_tenant"]
@@ -63,6 +56,10 @@ class JobRequest:
     enable_logging: bool = True
     request_id: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Noise seed, as a request's: each segment gets its own (``segment_params``).
+    seed: int | None = None
+    #: ``[{"pronunciation_dictionary_id", "version_id"?}]``, at most 3; none: the tenant's default dictionaries.
+    pronunciation_dictionary_locators: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _texts(req: JobRequest) -> list[tuple[str, str]]:
@@ -124,16 +121,9 @@ def plan_chunks(item: int, segments: list[Segment], chunk_chars: int) -> list[di
 
 
 def job_submit(req: JobRequest) -> Job:
-    """Validate, count against the rate limits, reserve the quota for every character, plan, and queue."""
+    """Validate, count against the rate limits, prepare as a request is prepared (dictionaries, the
+    prepared text's bill, the engine budget), reserve the quota for every billed character, plan, and queue."""
     pairs = _texts(req)
-    voice = voice_get(req.tenant, req.voice_id)
-    if voice is None:
-        raise SynthesisError(
-            f"A voice with voice_id '{req.voice_id}' was not found.",
-            code="voice_not_found",
-            status=404,
-            field="voice_id",
-        )
     probe = SynthesisRequest(
         tenant=req.tenant,
         voice_id=req.voice_id,
@@ -141,8 +131,14 @@ def job_submit(req: JobRequest) -> Job:
         output_format=req.output_format,
         source="job",
         model_id=req.model_id,
+        speed=req.speed,
+        language=req.language,
+        normalization=req.normalization,
+        seed=req.seed,
+        pronunciation_dictionary_locators=req.pronunciation_dictionary_locators,
+        text_field="text" if req.text is not None else "items",
     )
-    model_version = resolve_model_version(probe, voice)
+    voice, model_version, dictionaries = job_resolve(probe)
     # Cheap checks first (the rate limit, and whether the quota could take it at all); the
     # text work (normalizing and planning up to the plan's job_max_characters) only for a job
     # that may run. The reservation itself stays in the transaction that creates the job.
@@ -150,16 +146,26 @@ def job_submit(req: JobRequest) -> Job:
         check_request_rate(tenant=req.tenant, api_key=req.api_key)
     except LimitExceeded as exc:
         raise SynthesisError.from_limit(exc) from exc
-    characters = sum(len(text) for _, text in pairs)
+    sent = sum(len(text) for _, text in pairs)
     limit = req.tenant.plan.monthly_character_limit
     used = usage_for_period(req.tenant).characters
-    if used + characters > limit:
-        raise SynthesisError.from_quota(QuotaExceeded(requested=characters, used=used, limit=limit))
+    if used + sent > limit:
+        raise SynthesisError.from_quota(QuotaExceeded(requested=sent, used=used, limit=limit))
+    prepared = job_prepare(probe, pairs, voice, model_version, dictionaries)
     plan: list[dict[str, Any]] = []
-    for item, (name, text) in enumerate(pairs):
-        language = speaking_language(text, readable_languages(voice, model_version), req.language)
-        segments = segments_for(text, language=language, normalization=req.normalization, field=name)
-        plan.extend(plan_chunks(item, segments, settings.TTS_JOB_CHUNK_CHARS))
+    for item, text in enumerate(prepared.texts):
+        plan.extend(plan_chunks(item, text.segments, settings.TTS_JOB_CHUNK_CHARS))
+    characters = prepared.characters
+    job_settings: dict[str, Any] = {
+        **req.settings,
+        "speed": req.speed,
+        "language": req.language,
+        "normalization": req.normalization,
+    }
+    if req.seed is not None:
+        job_settings["seed"] = req.seed
+    if dictionaries is not None:
+        job_settings["pronunciation_dictionary_locators"] = dictionaries.as_json()
     try:
         # One transaction: the job, its pending history item and the characters they spend.
         with transaction.atomic():
@@ -175,12 +181,7 @@ def job_submit(req: JobRequest) -> Job:
                 output_format=req.output_format.name,
                 content_type="application/zip" if req.items is not None else req.output_format.content_type,
                 sample_rate=req.output_format.sample_rate,
-                settings={
-                    **req.settings,
-                    "speed": req.speed,
-                    "language": req.language,
-                    "normalization": req.normalization,
-                },
+                settings=job_settings,
                 text="\n\n".join(text for _, text in pairs) if req.enable_logging else "",
                 text_logged=req.enable_logging,
                 plan=plan,
@@ -192,6 +193,7 @@ def job_submit(req: JobRequest) -> Job:
                 request_id=req.request_id,
             )
             job.history_item = SynthesisRecord.objects.create(**job_record_fields(job))
+            record_dictionary_uses(job.history_item, dictionaries)
             job.save(update_fields=["history_item"])
             transaction.on_commit(lambda: job_dispatch(job.pk))
     except QuotaExceeded as exc:

@@ -51,6 +51,7 @@ def job_synthesis_run(job: Job, *, token: str = "") -> SynthesisRun:
         enable_logging=job.text_logged,
         request_id=job.request_id,
         settings=settings_,
+        seed=settings_.get("seed"),
     )
     voice = Voice.objects.filter(voice_id=job.voice_id).first() or Voice(voice_id=job.voice_id, name=job.voice_name)
     segments = [seg for chunk in job.plan or [] for seg in chunk_segments(chunk)]

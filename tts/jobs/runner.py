@@ -45,6 +45,7 @@ from accounts.models import Tenant
 from accounts.ratelimit import LimitExceeded
 from tts.audio.formats import UnknownFormatError, parse_elevenlabs_format
 from tts.catalogue import get_registry
+from tts.errors import SynthesisError
 from tts.inference.engine import EngineError, InputTooLong
 from tts.jobs.audio import assemble, chunk_save, chunks_delete
 from tts.jobs.events import job_publish
@@ -54,6 +55,7 @@ from tts.models import Job, SynthesisRecord
 from tts.synthesis import (
     SynthesisRun,
     engine_scheduler,
+    job_engine_budget,
     noise_variation,
     segment_engine_seconds,
     segment_params,
@@ -156,23 +158,41 @@ def _run_claimed(job: Job, token: str) -> str:
     speaker = run.voice.speaker_index
     blend = run.voice.style_blend
     speed = run.request.speed
+    seed = run.request.seed
     variation = noise_variation(run.request.settings)
+    # The job's engine time (tts/synthesis/job_stages.py), what earlier claims made already charged.
+    budget = job_engine_budget(run.request, job.model_version.engine, audio_seconds=job.audio_seconds)
+    silence = settings.TTS_SENTENCE_SILENCE_MS
+    segment_index = segments_done(job)  # each segment's own seed, however the job was resumed
     try:
         engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
-            pieces = [
-                engine_scheduler.run(
+            pieces = []
+            for seg in chunk_segments(job.plan[index]):
+                params = segment_params(
+                    engine,
+                    seg,
+                    speaker_index=speaker,
+                    speed=speed,
+                    seed=seed,
+                    index=segment_index,
+                    variation=variation,
+                    style_blend=blend,
+                )
+                piece = engine_scheduler.run(
                     job.tenant_id,
                     synthesize_segment,
                     engine,
                     seg,
-                    segment_params(
-                        engine, seg, speaker_index=speaker, speed=speed, variation=variation, style_blend=blend
-                    ),
+                    params,
                     engine_seconds=segment_engine_seconds(engine, seg, speed),
                 )
-                for seg in chunk_segments(job.plan[index])
-            ]
+                segment_index += 1
+                made = len(piece) / engine.sample_rate
+                pause = (seg.pause_after_ms + silence) / 1000  # silence, not engine work
+                budget.charge(made, slack=pause)
+                budget.credit(min(pause, made))
+                pieces.append(piece)
             pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
             chunk_save(job, index, pcm)
             seconds = len(pcm) / engine.sample_rate
@@ -184,6 +204,9 @@ def _run_claimed(job: Job, token: str) -> str:
             job.audio_seconds += seconds
             job_publish(job)
         name, resolved = assemble(job, fmt, engine.sample_rate, tick=lambda: _heartbeat(job, token))
+    except SynthesisError as exc:  # the job's engine-time budget: stopped, billed for its finished chunks
+        job_finish(job, token=token, status=Job.Status.FAILED, error_code=exc.code, message=exc.message, run=run)
+        return "failed"
     except EngineError as exc:
         if exc.retryable and job.attempts < settings.TTS_JOB_MAX_ATTEMPTS:
             run.suspend()

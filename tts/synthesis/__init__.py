@@ -18,8 +18,9 @@ from tts.synthesis.admission import SynthesisAdmission
 from tts.synthesis.alignment import AlignmentChunk
 from tts.synthesis.deliver import synthesis_iter_bytes
 from tts.synthesis.engine import ensure_engine, noise_variation, segment_params, synthesize_segment
-from tts.synthesis.engine_budget import engine_seconds_limit
+from tts.synthesis.engine_budget import engine_seconds_limit, job_engine_seconds_limit
 from tts.synthesis.engine_fairness import segment_engine_seconds
+from tts.synthesis.job_stages import PreparedJob, job_engine_budget, job_prepare, job_resolve
 from tts.synthesis.parse import (
     output_format_for,
     readable_languages,
@@ -41,6 +42,7 @@ __all__ = [
     "Alignment",
     "AlignmentChunk",
     "LiveUtterance",
+    "PreparedJob",
     "PreviewUnavailable",
     "SynthesisAdmission",
     "SynthesisRequest",
@@ -51,6 +53,10 @@ __all__ = [
     "engine_scheduler",
     "engine_seconds_limit",
     "ensure_engine",
+    "job_engine_budget",
+    "job_engine_seconds_limit",
+    "job_prepare",
+    "job_resolve",
     "noise_variation",
     "output_format_for",
     "readable_languages",

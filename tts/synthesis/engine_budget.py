@@ -71,6 +71,12 @@ def engine_seconds_limit(plan: Plan) -> float:
     return float(own) if own is not None else float(settings.TTS_MAX_ENGINE_SECONDS_PER_REQUEST)
 
 
+def job_engine_seconds_limit(plan: Plan) -> float:
+    """The engine-seconds one job may spend on ``plan``: its own budget, else the deployment's."""
+    own = plan.max_engine_seconds_per_job
+    return float(own) if own is not None else float(settings.TTS_MAX_ENGINE_SECONDS_PER_JOB)
+
+
 def spoken_characters(text: str) -> int:
     """``text``'s length for the audio estimate, each character weighted as ``WEIGHTS`` says (else 1)."""
     return len(text) + sum((weight - 1) * len(pattern.findall(text)) for pattern, weight in WEIGHTS)
@@ -117,11 +123,15 @@ def low_speech_seconds(
 class EngineBudget:
     """The engine-seconds one run may spend (``limit``) on ``engine``, and what it spent. Thread-safe."""
 
-    def __init__(self, request: SynthesisRequest, engine: str, limit: float) -> None:
+    def __init__(
+        self, request: SynthesisRequest, engine: str, limit: float, *, spent: float = 0.0, unit: str = "request"
+    ) -> None:
         self.request = request
         self.engine = engine
         self.limit = limit
-        self.spent = 0.0
+        self.spent = spent
+        #: What the budget is of, in its error: "request", or "job" (``tts.synthesis.job_stages``).
+        self.unit = unit
         self._lock = threading.Lock()
 
     def admit(self, estimate: float) -> None:
@@ -150,7 +160,7 @@ class EngineBudget:
     def error(self, what: str) -> SynthesisError:
         req = self.request
         return SynthesisError(
-            f"'{req.text_field}' {what} on voice '{req.voice_id}' ({self.engine}); a request may take "
+            f"'{req.text_field}' {what} on voice '{req.voice_id}' ({self.engine}); a {self.unit} may take "
             f"{self.limit:g} engine-seconds on this plan. Send a shorter text, a faster speed (or SSML rate), "
             "or use a voice on a faster engine.",
             code=CODE,

@@ -55,10 +55,9 @@ def resolve_model_version(req: SynthesisRequest, voice: Voice) -> ModelVersion:
     return resolve_model(req, voice, active_model_version(voice.model_id))
 
 
-def resolve(req: SynthesisRequest) -> Resolved:
-    """The checked text, the voice ``req`` names (visible to its tenant), its model version and
-    language, and the dictionaries that apply (looked up only: applying them is work, after admission)."""
-    text = validate_text(req.text, tenant=req.tenant, field=req.text_field)
+def resolve_voice(req: SynthesisRequest) -> tuple[Voice, ModelVersion]:
+    """The voice ``req`` names (visible to its tenant) and the model version that serves it: a 404
+    naming the voice field, or the model's errors (``resolve_model``). Requests and jobs alike."""
     voice, active = voice_and_active_version(req.tenant, req.voice_id)
     if voice is None:
         raise SynthesisError(
@@ -67,7 +66,14 @@ def resolve(req: SynthesisRequest) -> Resolved:
             status=404,
             field=req.voice_field,
         )
-    model_version = resolve_model(req, voice, active)
+    return voice, resolve_model(req, voice, active)
+
+
+def resolve(req: SynthesisRequest) -> Resolved:
+    """The checked text, the voice ``req`` names (visible to its tenant), its model version and
+    language, and the dictionaries that apply (looked up only: applying them is work, after admission)."""
+    text = validate_text(req.text, tenant=req.tenant, field=req.text_field)
+    voice, model_version = resolve_voice(req)
     language = speaking_language(text, readable_languages(voice, model_version), req.language)
     dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
     return Resolved(req, text, voice, model_version, language, dictionaries)

@@ -61,6 +61,13 @@ TTS_AUDIO_SECONDS_PER_CHAR_MIN = env_float("TTS_AUDIO_SECONDS_PER_CHAR_MIN", 0.0
 # request (a stream-input WebSocket: one connection) may spend when its plan sets none.
 TTS_ENGINE_COST_FACTORS = env_float_map("TTS_ENGINE_COST_FACTORS", {}, minimum=0.001)
 TTS_MAX_ENGINE_SECONDS_PER_REQUEST = env_float("TTS_MAX_ENGINE_SECONDS_PER_REQUEST", 120.0, minimum=0.1)
+# The engine-seconds one long-form job may spend when its plan sets none: checked before it is
+# queued (413 engine_time_exceeded), charged as it runs (it stops there, billed for what it made).
+# Measured (bench/bench_job_budget.py, docs/benchmarks.md): 500,000 characters (the default plan's
+# job_max_characters) of English prose take about 20,800 on Kokoro and 2,200 on Piper; Chinese on
+# Kokoro 0.14 a character, so up to about 260,000 characters fit. As the per-request budget does,
+# it binds for the dearest language and for slowed speech, not for plain text on a fast voice.
+TTS_MAX_ENGINE_SECONDS_PER_JOB = env_float("TTS_MAX_ENGINE_SECONDS_PER_JOB", 36_000.0, minimum=0.1)
 # The engine-time estimate's pace per phoneme, for a text whose characters could reach the budget
 # (measured: 0.08-0.09 s of audio a phoneme in every language; docs/benchmarks.md).
 TTS_AUDIO_SECONDS_PER_PHONEME_MIN = env_float("TTS_AUDIO_SECONDS_PER_PHONEME_MIN", 0.05, minimum=0.0)
