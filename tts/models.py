@@ -157,6 +157,9 @@ class SynthesisRecord(models.Model):
     #: While pending: renewed by the process synthesizing it (``tts.synthesis.run``); a pending
     #: record whose heartbeat stopped belongs to a process that died, and is reaped.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    #: Deleted by its tenant: gone from history (text, audio, timings and settings emptied), kept
+    #: as a row so usage, its charts and export still count what was billed (``tts.usage.history``).
+    deleted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -45,6 +45,7 @@ from tts.synthesis import PreviewUnavailable, voice_preview
 from tts.usage import (
     DOWNLOAD_FORMATS,
     ExportError,
+    HistoryItemPending,
     captions_vtt,
     characters_per_day,
     content_disposition,
@@ -218,8 +219,12 @@ def history_captions(request: TenantRequest, item_id: str) -> HttpResponse:
 @member_required
 def history_delete(request: TenantRequest, item_id: str) -> HttpResponse:
     record = _item_or_404(request, item_id)
-    history_item_delete(record)
-    messages.success(request, "Deleted the history item and its audio.")
+    try:
+        history_item_delete(record)
+    except HistoryItemPending as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Deleted the history item and its audio. Usage still counts what it was billed.")
     target = request.POST.get("next") or ""
     return redirect(target if target.startswith("/history/") else "dashboard:history")
 
@@ -371,8 +376,10 @@ def _job_limits(request: TenantRequest) -> tuple[int, int | None]:
     month_left = None
     if plan.monthly_character_limit:
         month_left = max(0, plan.monthly_character_limit - usage_for_period(request.tenant).characters)
-    limits = (min(plan.job_max_characters, month_left if month_left is not None else plan.job_max_characters),
-              month_left)
+    limits = (
+        min(plan.job_max_characters, month_left if month_left is not None else plan.job_max_characters),
+        month_left,
+    )
     request._job_limits = limits  # type: ignore[attr-defined]
     return limits
 

@@ -77,7 +77,23 @@ def test_it_returns_deletes_and_downloads_real_audio(tenant_a: TenantCtx, joe: V
 
     assert client.delete(f"/v1/history/{ids[0]}").json() == {"status": "ok"}
     assert client.get(f"/v1/history/{ids[0]}").status_code == 404
-    assert SynthesisRecord.objects.filter(pk=ids[0]).count() == 0
+    assert client.get(f"/v1/history/{ids[0]}/audio").status_code == 404
+    assert client.delete(f"/v1/history/{ids[0]}").status_code == 404
+    assert [i["history_item_id"] for i in client.get("/v1/history").json()["history"]] == [ids[1]]
+    # The row stays for usage, emptied of what was said and made.
+    gone = SynthesisRecord.objects.get(pk=ids[0])
+    assert gone.deleted_at is not None and gone.text == "" and not gone.audio and gone.alignment is None
+    assert gone.characters == len("First item here.")
+
+
+def test_a_pending_item_is_not_deleted_until_it_ends(tenant_a: TenantCtx, joe: Voice) -> None:
+    client = tenant_a.client()
+    response = client.post("/v1/text-to-speech/joe?output_format=pcm_16000", {"text": "Soon done."}, format="json")
+    SynthesisRecord.objects.filter(pk=response["history-item-id"]).update(status="pending")
+    refused = client.delete(f"/v1/history/{response['history-item-id']}")
+    assert refused.status_code == 409
+    assert refused.json()["detail"]["status"] == "history_item_pending"
+    assert SynthesisRecord.objects.get(pk=response["history-item-id"]).deleted_at is None
 
 
 def test_it_has_no_audio_when_logging_was_off(tenant_a: TenantCtx, joe: Voice) -> None:

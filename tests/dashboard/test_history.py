@@ -142,7 +142,10 @@ def test_it_deletes_an_item_and_its_file(owner_a: Client, spoken: SynthesisRecor
     assert owner_a.get(f"/history/{spoken.pk}/delete/").status_code == 405
     response = owner_a.post(f"/history/{spoken.pk}/delete/", {"next": "/history/?status=success"})
     assert response.status_code == 302 and response["Location"] == "/history/?status=success"
-    assert not SynthesisRecord.objects.filter(pk=spoken.pk).exists()
+    gone = SynthesisRecord.objects.get(pk=spoken.pk)  # kept, emptied, for usage
+    assert gone.deleted_at is not None and gone.text == "" and not gone.audio
+    assert str(spoken.pk) not in owner_a.get("/history/").content.decode()
+    assert owner_a.get(f"/history/{spoken.pk}/download/").status_code == 404
     import os
 
     assert not os.path.exists(path)

@@ -131,3 +131,35 @@ def test_every_csv_export_goes_through_the_safe_writer() -> None:
         if path.name != "csv_cells.py" and ("csv.writer(" in path.read_text() or "csv.DictWriter(" in path.read_text())
     ]
     assert not raw, f"CSV written without infra.csv_cells.csv_writer: {raw}"
+
+
+def test_deleting_history_leaves_usage_equal_to_the_bill(tenant_a: TenantCtx, owner_a: Client, joe: object) -> None:
+    """Usage, its charts and its export count what was billed whatever happens to history (#40 item 6):
+    speak twice, delete one item in History, and every figure still matches the quota."""
+    from accounts.models import DailyUsage, Usage
+    from tts.usage import rollup_usage
+
+    client = tenant_a.client()
+    ids = [
+        client.post("/v1/text-to-speech/joe?output_format=pcm_16000", {"text": text}, format="json")["history-item-id"]
+        for text in ("The first thing said.", "And a second, longer thing that was said.")
+    ]
+    assert owner_a.post(f"/history/{ids[0]}/delete/").status_code == 302
+    assert ids[0] not in owner_a.get("/history/").content.decode()
+    quota = Usage.objects.get(tenant=tenant_a.tenant)
+    assert (quota.characters, quota.requests) == (
+        len("The first thing said.") + len("And a second, longer thing that was said."),
+        2,
+    )
+    today = timezone.now().astimezone(dt.UTC).date()
+    exported = owner_a.get(f"/usage.csv?date_from={today}&date_to={today}&breakdown=none")
+    rows = list(csv.reader(io.StringIO(exported.content.decode())))[1:]
+    assert (sum(int(r[2]) for r in rows), sum(int(r[3]) for r in rows)) == (quota.characters, quota.requests)
+    page = owner_a.get(f"/usage/?date_from={today}&date_to={today}&breakdown=voice")
+    assert [(r["characters"], r["requests"]) for r in page.context["summary"]] == [(quota.characters, 2)]
+    start = ms(today)
+    stats = client.get(f"{URL}?start_unix={start}&end_unix={start + 86_400_000}").json()
+    assert sum(stats["usage"]["All"]) == quota.characters
+    rollup_usage(days=1)
+    rolled = DailyUsage.objects.get(tenant=tenant_a.tenant, day=today)
+    assert (rolled.characters, rolled.requests) == (quota.characters, quota.requests)

@@ -151,7 +151,7 @@ class SynthesisRecordAdmin(BigTableAdmin):
         "audio_cell",
     )
     list_display_links = ("when",)
-    list_filter = ("status", "source", "cache_hit")
+    list_filter = ("status", "source", "cache_hit", ("deleted_at", admin.EmptyFieldListFilter))
     raw_id_fields = ("tenant", "api_key", "model_version")
     readonly_fields = ("player",)
     list_defer = ("text", "alignment", "settings")

@@ -26,6 +26,7 @@ from tts.api.resources import unix_time
 from tts.models import SynthesisRecord
 from tts.usage import (
     ExportError,
+    HistoryItemPending,
     history_archive_chunks,
     history_archive_size,
     history_for_tenant,
@@ -185,7 +186,10 @@ class HistoryDetailApi(APIView):
         return Response(history_json(_item_or_404(request, history_item_id)))
 
     def delete(self, request: Request, history_item_id: str) -> Response:
-        history_item_delete(_item_or_404(request, history_item_id))
+        try:
+            history_item_delete(_item_or_404(request, history_item_id))
+        except HistoryItemPending as exc:
+            raise ApiError(str(exc), code="history_item_pending", status_code=409, field="history_item_id") from exc
         return Response({"status": "ok"})
 
 

@@ -48,7 +48,9 @@ def _records_text(req: SynthesisRequest, ids: list[str], field: str) -> str:
     texts = []
     for request_id in ids:
         record = (
-            SynthesisRecord.objects.filter(tenant=req.tenant, request_id=request_id, created_at__gte=cutoff)
+            SynthesisRecord.objects.filter(
+                tenant=req.tenant, request_id=request_id, created_at__gte=cutoff, deleted_at__isnull=True
+            )
             .order_by("-created_at")
             .only("status", "text")
             .first()

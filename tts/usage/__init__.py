@@ -19,7 +19,7 @@ from tts.usage.export import (
     playable_audio,
     stored_audio_is_raw,
 )
-from tts.usage.history import history_for_tenant, history_item_delete, history_item_get
+from tts.usage.history import HistoryItemPending, history_for_tenant, history_item_delete, history_item_get
 from tts.usage.retention import purge_expired_history
 from tts.usage.rollup import daily_usage, rollup_usage
 from tts.usage.stats import characters_per_day
@@ -29,6 +29,7 @@ __all__ = [
     "BREAKDOWN_LABELS",
     "DOWNLOAD_FORMATS",
     "ExportError",
+    "HistoryItemPending",
     "UsageTable",
     "captions_srt",
     "captions_vtt",
