@@ -46,8 +46,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import os
-import sys
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import CancelledError, Future
@@ -56,6 +54,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from .engine_share import EngineShare, engine_share
+from .thread_nice import set_this_thread_below_base, start_thread
 
 ResultT = TypeVar("ResultT")
 
@@ -72,15 +71,9 @@ def set_worker_nice(increment: int) -> None:
 
 
 def _lower_this_thread(increment: int) -> None:
-    # On Linux the nice value is a per-thread attribute, set through the thread's id; elsewhere
-    # PRIO_PROCESS would name a process, so nothing is done.
-    if increment <= 0 or not sys.platform.startswith("linux"):
-        return
-    tid = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + increment))
-    except OSError as exc:  # a sandbox that forbids it: run at the process's priority
-        logger.info("engine worker priority left as it is: %s", exc)
+    """This thread ``increment`` nice levels below the process: an absolute value (``thread_nice``),
+    never added to what it inherited."""
+    set_this_thread_below_base(increment)
 
 
 class WorkCancelled(CancelledError):
@@ -230,7 +223,7 @@ class WorkPool:
     def _spawn(self) -> None:
         thread = threading.Thread(target=self._run, name=f"{self._name}-{next(self._spawned)}", daemon=True)
         self._threads.append(thread)
-        thread.start()
+        start_thread(thread)  # at the process's nice, even when a demoted worker asks for its replacement
 
     @property
     def _queued(self) -> int:

@@ -69,6 +69,7 @@ from typing import Any, TypeVar, cast
 from tts.inference import work_pool
 from tts.inference.cpus import available_cpus
 from tts.inference.engine_share import EngineShare, RunOutcome, engine_share
+from tts.inference.thread_nice import start_thread
 from tts.inference.work_pool import CancelSignal, WorkCancelled, work_key
 
 logger = logging.getLogger(__name__)
@@ -213,7 +214,7 @@ class FairScheduler:
             thread = threading.Thread(target=self._work, name=f"{self._name}-{self._spawned}", daemon=True)
             self._spawned += 1
             self._threads.append(thread)
-            thread.start()
+            start_thread(thread)  # at the process's nice, even when a demoted worker asks for its replacement
 
     def shutdown(self, timeout: float = 30.0) -> None:
         """Cancel the tasks still waiting, let running ones finish, stop the workers."""
