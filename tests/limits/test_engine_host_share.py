@@ -126,3 +126,44 @@ def test_stale_and_broken_entries_are_dropped_and_ones_own_is_not_merged() -> No
         assert sorted(client.hkeys(key)) == [b"alive", b"me"]
     finally:
         client.delete(key)
+
+
+KEY_OF = textwrap.dedent(
+    """
+    import django
+    django.setup()
+    from tts.synthesis.engine_host_share import host_share_key, process_member
+    print(host_share_key(), process_member())
+    """
+)
+
+
+def test_containers_of_one_node_share_its_ledger_under_the_key_prefix() -> None:
+    """Two processes in UTS namespaces of their own (as two containers: other hostnames) with the node's
+    name in TTS_ENGINE_SHARE_HOST publish into one hash, under TTS_REDIS_KEY_PREFIX, as two members (#41
+    item 3); without the setting each container has its own."""
+    unshare = "/usr/bin/unshare"
+    if os.geteuid() != 0 or not os.path.exists(unshare):
+        pytest.skip("needs root and unshare(1) to give a process a hostname of its own")
+
+    def key_in(hostname: str, node: str) -> tuple[str, str]:
+        env = {**os.environ, "TTS_ENGINE_SHARE_HOST": node, "TTS_REDIS_KEY_PREFIX": "acme"}
+        script = f'hostname {hostname} && exec {sys.executable} -c "$KEY_OF"'
+        result = subprocess.run(
+            [unshare, "--uts", "sh", "-c", script],
+            cwd=ROOT,
+            env={**env, "KEY_OF": KEY_OF},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr[-2000:]
+        key, member = result.stdout.split()
+        return key, member
+
+    web, web_member = key_in("web-7f9c", "node-a")
+    wyoming, wyoming_member = key_in("wyoming-2b1d", "node-a")
+    assert web == wyoming == "acme:engine-share:node-a"
+    assert web_member.startswith("web-7f9c:") and wyoming_member.startswith("wyoming-2b1d:")
+    alone, _ = key_in("web-7f9c", "")
+    assert alone == "acme:engine-share:web-7f9c"

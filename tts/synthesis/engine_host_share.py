@@ -6,10 +6,15 @@ flooding its own process take the CPU from HTTP tenants in the web process
 (and the reverse). With ``REDIS_URL`` set (and ``TTS_ENGINE_HOST_SHARE``), a
 thread in every process that runs engines publishes, every
 ``TTS_ENGINE_HOST_SHARE_INTERVAL_MS``, its tenants' decaying engine-seconds
-and the tenants it runs now into one Redis hash per host (field: the process
-id), and reads the others' back into ``engine_share.merge_remote``: a tenant's
+and the tenants it runs now into one Redis hash per machine (field: the
+process's hostname and id), and reads the others' back into ``engine_share.merge_remote``: a tenant's
 usage is then the host's, and a run of a cheaper tenant in another process
 demotes this process's runs of dearer tenants as a local run would.
+
+"Host" means the machine whose cores the processes share, not a container: its name is
+``TTS_ENGINE_SHARE_HOST`` (the K8s manifests give it the node's name through the downward API;
+compose gives every service one name), else the hostname, which is per container. The hash lives
+under ``TTS_REDIS_KEY_PREFIX`` like every other key of the deployment.
 
 Why Redis and not shared memory: every process that runs engines already
 talks to it (cache, channel layer, broker), its hash with a short expiry
@@ -45,8 +50,20 @@ _started_in: int | None = None
 _lock = threading.Lock()
 
 
+def host_name() -> str:
+    """The machine whose cores this process shares: ``TTS_ENGINE_SHARE_HOST`` (the node's name in the
+    shipped K8s files, one shared name in compose), else this container's or machine's hostname."""
+    return settings.TTS_ENGINE_SHARE_HOST or socket.gethostname()
+
+
 def host_share_key() -> str:
-    return f"tts:engine-share:{socket.gethostname()}"
+    """The Redis hash of this machine's ledger, under the deployment's key prefix."""
+    return f"{settings.TTS_REDIS_KEY_PREFIX}:engine-share:{host_name()}"
+
+
+def process_member() -> str:
+    """This process's field in the hash: its hostname and pid (containers of one node may share a pid)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def _tenant_key(raw: str) -> Hashable:
@@ -116,7 +133,7 @@ def _publish_forever(url: str, key: str, interval: float, share: EngineShare) ->
     import redis
 
     client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
-    member = f"{os.getpid()}"
+    member = process_member()
     failing = False
     while True:
         try:

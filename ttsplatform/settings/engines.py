@@ -26,6 +26,10 @@ TTS_ENGINE_SHARE_MARGIN_MS = env_int("TTS_ENGINE_SHARE_MARGIN_MS", 50, minimum=0
 TTS_ENGINE_SHARE_DEMOTE = env_bool("TTS_ENGINE_SHARE_DEMOTE", True)
 TTS_ENGINE_HOST_SHARE = env_bool("TTS_ENGINE_HOST_SHARE", True)
 TTS_ENGINE_HOST_SHARE_INTERVAL_MS = env_int("TTS_ENGINE_HOST_SHARE_INTERVAL_MS", 50, minimum=5, maximum=10000)
+# The machine whose cores this process shares with the deployment's other engine processes: processes
+# with the same name share one ledger. Empty: the hostname (one container). The K8s files set the node's
+# name, compose one name for every service (docs/operations.md).
+TTS_ENGINE_SHARE_HOST = env_str("TTS_ENGINE_SHARE_HOST", "")
 TTS_MAX_CHARS_PER_REQUEST = env_int("TTS_MAX_CHARS_PER_REQUEST", 5000, minimum=1)
 TTS_SEGMENT_MAX_CHARS = env_int("TTS_SEGMENT_MAX_CHARS", 400, minimum=20)
 # Request stitching (docs/limits.md): previous_text/next_text longer than this are a 400 naming the field;
