@@ -73,6 +73,31 @@ def test_a_kokoro_request_over_the_budget_is_refused_before_any_work(
 
 
 @pytest.mark.django_db
+def test_a_text_whose_characters_already_pass_the_budget_is_refused_before_the_front_end(
+    tenant_a: TenantCtx, kokoro: Voice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#41 item 7: the phoneme front end is not asked for a text the character estimate already refuses."""
+    from tts.synthesis import engine_budget
+
+    asked: list[str] = []
+    real = engine_budget.spoken_phonemes
+    monkeypatch.setattr(engine_budget, "spoken_phonemes", lambda text, lang: asked.append(text) or real(text, lang))
+    japanese = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。" * 40
+    response = speech(tenant_a, input=japanese, voice="jf_alpha", speed=0.25)
+    assert response.status_code == 413, response.content
+    assert response.json()["error"]["code"] == "engine_time_exceeded"
+    assert asked == []
+    nothing_written(tenant_a)
+    # A text the characters alone cannot refuse, but its phonemes might, is still read by its front end.
+    from tts.text.segment import Segment
+
+    segments = [Segment(text="吾輩は猫である。" * 10, language="ja")]
+    by_chars = engine_budget.low_speech_seconds(segments, lambda seg: 1.0, phonemes_past=1e9)
+    engine_budget.low_speech_seconds(segments, lambda seg: 1.0, phonemes_past=by_chars * 2)
+    assert asked == [segments[0].text]
+
+
+@pytest.mark.django_db
 def test_the_same_text_passes_on_joe_and_the_subscription_shows_the_budget(
     tenant_a: TenantCtx, joe: Voice, kokoro: Voice
 ) -> None:

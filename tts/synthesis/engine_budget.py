@@ -106,17 +106,26 @@ def low_speech_seconds(
     From the characters; and when that, times ``PHONEME_EXPANSION``, passes ``phonemes_past`` seconds
     (the request could reach its budget), also from the phonemes the segment's front end makes of
     them, the larger: digits a front end reads itself, letters it spells, symbols it names all count.
+    The front end is asked no more once the estimate passes ``phonemes_past`` (the characters alone,
+    or the segments read so far with the rest by their characters): the request is refused anyway.
     """
     per_char = settings.TTS_AUDIO_SECONDS_PER_CHAR_MIN
     by_chars = [spoken_characters(seg.text) * per_char / speed_of(seg) for seg in segments]
-    if sum(by_chars) * PHONEME_EXPANSION <= phonemes_past:
-        return sum(by_chars)
+    chars_total = sum(by_chars)
+    if chars_total * PHONEME_EXPANSION <= phonemes_past or chars_total > phonemes_past:
+        # Either the phonemes could not reach the budget, or the characters alone already pass it:
+        # the front end is not asked (a refused request spends no phoneme work, #41 item 7).
+        return chars_total
     per_phoneme = settings.TTS_AUDIO_SECONDS_PER_PHONEME_MIN
     total = 0.0
+    rest = chars_total
     for seg, estimate in zip(segments, by_chars, strict=True):
+        rest -= estimate
         lang = seg.language or language
         phonemes = spoken_phonemes(seg.text, lang) if lang else None
         total += max(estimate, (phonemes or 0) * per_phoneme / speed_of(seg))
+        if total + rest > phonemes_past:
+            return total + rest  # past the budget already: the rest's phonemes change nothing
     return total
 
 
