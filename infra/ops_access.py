@@ -6,7 +6,8 @@ token) and ``OPS_ALLOWED_NETWORKS`` (addresses or CIDR networks, matched
 against the client's address, ``infra.client_address``: the socket's peer
 unless ``TRUSTED_PROXIES`` says which forwarded hops to believe; Prometheus
 and kubelets call pods directly) each
-open them; with both unset they are open, as before. ``/healthz`` stays open:
+open them; with both unset ``/metrics`` answers loopback and private addresses only
+(``PRIVATE_NETWORKS``: a public address gets 403) and ``/readyz`` anyone. ``/healthz`` stays open:
 it says nothing but "this process answers". The token guards ``/readyz`` only
 when ``READYZ_NEEDS_TOKEN`` is on, since a kubelet probe must then send it
 (``httpHeaders`` in the probe). This module imports no app.
@@ -25,6 +26,10 @@ from django.http import HttpRequest, HttpResponse
 from .client_address import client_address
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: Who reads ``/metrics`` when neither a token nor networks are set: this machine and private networks
+#: (a Prometheus in the cluster or on the compose network), never a public address.
+PRIVATE_NETWORKS = ("127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
 
 
 @functools.cache
@@ -53,7 +58,10 @@ def ops_access_refusal(request: HttpRequest, *, route: str) -> HttpResponse | No
     token = settings.METRICS_TOKEN if route == "metrics" or settings.READYZ_NEEDS_TOKEN else ""
     networks = _networks(tuple(settings.OPS_ALLOWED_NETWORKS))
     if not token and not networks:
-        return None
+        if route != "metrics":
+            return None
+        # /metrics is never open to the world: with nothing set, loopback and private networks only.
+        networks = _networks(PRIVATE_NETWORKS)
     if networks and _address_allowed(request, networks):
         return None
     if token and _token_given(request, token):

@@ -46,8 +46,9 @@ def _django_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     dropped = ("SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")
     clean = {k: v for k, v in os.environ.items() if k not in dropped}
     clean.update(env)
-    return subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, env=clean, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=clean, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_it_needs_a_secret_key_when_debug_is_off() -> None:
@@ -127,3 +128,61 @@ def test_every_web_process_of_the_supervisor_skips_the_development_settings() ->
     with socket.socket() as sock:
         env = Supervisor([sock], 2).child_env(1)
     assert env["DEV_SETTINGS"] == "off" and env["WEB_PROCESS_INDEX"] == "1"
+
+
+def _settings_of(env: dict[str, str], *names: str) -> dict[str, object]:
+    wanted = ", ".join(repr(n) for n in names)
+    code = (
+        "import json; from django.conf import settings as s; "
+        f"print(json.dumps({{n: getattr(s, n) for n in ({wanted},)}}))"
+    )
+    base = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SESSION_", "CSRF_", "SECURE_", "BEHIND_", "AUDIO_"))
+    }
+    full = {
+        **base,
+        "DJANGO_SETTINGS_MODULE": "ttsplatform.settings",
+        "SECRET_KEY": "x" * 50,
+        "DEV_SETTINGS": "off",
+        **env,
+    }
+    result = subprocess.run([sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=ROOT, env=full,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    import json
+
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def test_behind_a_tls_proxy_the_cookies_are_secure_and_hsts_is_sent() -> None:
+    """#41 item 6: one documented setting for a TLS-terminating proxy; plain-http settings cannot undo it."""
+    names = ("SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "SECURE_PROXY_SSL_HEADER")
+    proxied = _settings_of(
+        {"BEHIND_TLS_PROXY": "true", "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false"}, *names
+    )
+    assert proxied == {
+        "SESSION_COOKIE_SECURE": True,
+        "CSRF_COOKIE_SECURE": True,
+        "SECURE_HSTS_SECONDS": 31_536_000,
+        "SECURE_PROXY_SSL_HEADER": ["HTTP_X_FORWARDED_PROTO", "https"],
+    }
+    plain = _settings_of({"SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false"}, *names)
+    assert plain["SECURE_HSTS_SECONDS"] == 0 and plain["SESSION_COOKIE_SECURE"] is False
+    assert _settings_of({}, "SESSION_COOKIE_SECURE")["SESSION_COOKIE_SECURE"] is True  # production default
+
+
+def test_the_audio_cache_may_have_a_bounded_redis_of_its_own() -> None:
+    """#41 item 5: with AUDIO_CACHE_REDIS_URL, audio goes to its own alias; the limits stay on REDIS_URL."""
+    seen = _settings_of(
+        {"REDIS_URL": "redis://broker:6379/0", "AUDIO_CACHE_REDIS_URL": "redis://cache:6379/0"},
+        "TTS_AUDIO_CACHE_ALIAS",
+        "CACHES",
+        "CELERY_BROKER_URL",
+    )
+    assert seen["TTS_AUDIO_CACHE_ALIAS"] == "audio"
+    caches = seen["CACHES"]
+    assert isinstance(caches, dict)
+    assert caches["audio"]["LOCATION"] == "redis://cache:6379/0"
+    assert caches["default"]["LOCATION"] == seen["CELERY_BROKER_URL"] == "redis://broker:6379/0"
+    alone = _settings_of({"REDIS_URL": "redis://broker:6379/0"}, "TTS_AUDIO_CACHE_ALIAS")
+    assert alone["TTS_AUDIO_CACHE_ALIAS"] == "default"

@@ -61,7 +61,7 @@ def by_kind(kind: str) -> dict[str, dict[str, Any]]:
 
 def test_it_describes_every_service_with_a_health_check() -> None:
     services = compose()["services"]
-    assert set(services) == {"postgres", "redis", *APP_SERVICES}
+    assert set(services) == {"postgres", "redis", "redis-cache", *APP_SERVICES}
     known = known_settings()
     for name, service in services.items():
         image = expand(service["image"])
@@ -83,6 +83,24 @@ def test_it_describes_every_service_with_a_health_check() -> None:
         assert services[name]["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert services["setup"]["command"] == ["sh", "deploy/bootstrap.sh"]
     assert (DEPLOY / "bootstrap.sh").is_file()
+
+
+def test_compose_is_locked_down_and_bounded_as_shipped() -> None:
+    """#41: published on this machine only, CPU limits beside the memory limits (the pools size to
+    them), one engine ledger for the machine, and the audio cache in a bounded Redis of its own, so a
+    full cache never evicts the broker's queue, the limits or the slots."""
+    services = compose()["services"]
+    for name in ("web", "wyoming"):
+        assert all(expand(port).startswith("127.0.0.1:") for port in services[name]["ports"]), name
+    for name in ("web", "worker", "wyoming", "beat", "redis", "redis-cache"):
+        assert float(expand(str(services[name]["cpus"]))) > 0, name
+    env = services["web"]["environment"]
+    assert expand(env["TTS_ENGINE_SHARE_HOST"]) and env["AUDIO_CACHE_REDIS_URL"] == "redis://redis-cache:6379/0"
+    cache, broker = services["redis-cache"]["command"], services["redis"]["command"]
+    assert cache[cache.index("--maxmemory-policy") + 1] == "allkeys-lru" and "--maxmemory" in cache
+    assert broker[broker.index("--maxmemory-policy") + 1] == "noeviction" and "--maxmemory" in broker
+    for name in ("web", "worker", "wyoming", "setup"):
+        assert services[name]["depends_on"]["redis-cache"]["condition"] == "service_healthy", name
 
 
 def _compose_command() -> list[str] | None:
@@ -127,12 +145,19 @@ def test_it_has_kubernetes_manifests_that_reference_what_exists() -> None:
         if workload["kind"] == "Deployment":
             assert workload["spec"]["selector"]["matchLabels"].items() <= labels.items()
         assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
         for volume in volumes.values():
-            assert volume["persistentVolumeClaim"]["claimName"] in claims
+            assert "emptyDir" in volume or volume["persistentVolumeClaim"]["claimName"] in claims
         for container in pod["containers"]:
             assert container["image"] in images, f"{workload['metadata']['name']}: unknown image {container['image']}"
             assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
+            # Pools size themselves to the CPU limit (cgroup cpu.max), never to the node's cores (#41 item 4).
+            assert container["resources"]["limits"]["cpu"], workload["metadata"]["name"]
+            locked = container["securityContext"]
+            assert locked["allowPrivilegeEscalation"] is False and locked["capabilities"] == {"drop": ["ALL"]}
+            assert locked["readOnlyRootFilesystem"] is True
+            assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
             for source in container.get("envFrom", []):
                 if "configMapRef" in source:
                     assert source["configMapRef"]["name"] in config_maps
@@ -156,6 +181,17 @@ def test_it_has_kubernetes_manifests_that_reference_what_exists() -> None:
         assert hpa["spec"]["scaleTargetRef"]["name"] in deployments
         assert hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
     assert deployments["tts-beat"]["spec"]["replicas"] == 1
+    for name in ("tts-web", "tts-worker", "tts-wyoming"):  # one engine ledger per node (#41 item 3)
+        env = {e["name"]: e for e in deployments[name]["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env["TTS_ENGINE_SHARE_HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+    policies = by_kind("NetworkPolicy")
+    assert policies["tts-default-deny-ingress"]["spec"] == {"podSelector": {}, "policyTypes": ["Ingress"]}
+    allowed = {
+        p["spec"]["podSelector"]["matchLabels"]["app.kubernetes.io/name"]
+        for n, p in policies.items()
+        if n != "tts-default-deny-ingress"
+    }
+    assert allowed == {"tts-web", "tts-wyoming"}  # worker, beat and setup take no connections
 
 
 def test_it_keeps_torch_and_cuda_out_of_the_cpu_image() -> None:

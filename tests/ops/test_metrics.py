@@ -120,3 +120,14 @@ def test_the_token_or_the_address_list_lets_in() -> None:
 def test_readyz_stays_open_to_probes_unless_asked() -> None:
     assert Client().get("/readyz").status_code == 200
     assert Client().get("/metrics").status_code == 401
+
+
+@override_settings(METRICS_TOKEN="", OPS_ALLOWED_NETWORKS=[])
+def test_with_nothing_set_metrics_answers_only_private_networks() -> None:
+    """#41 item 6: /metrics needs a token or a private network; it is never open to the world."""
+    for address in ("127.0.0.1", "10.42.0.7", "172.18.0.1", "192.168.1.20"):
+        assert Client(REMOTE_ADDR=address).get("/metrics").status_code == 200, address
+    public = Client(REMOTE_ADDR="203.0.113.9")
+    refused = public.get("/metrics")
+    assert refused.status_code == 403 and b"not served to this address" in refused.content
+    assert public.get("/readyz").status_code in (200, 503)  # probes from anywhere still answered

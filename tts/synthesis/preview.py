@@ -12,7 +12,7 @@ import hashlib
 
 import numpy as np
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 
 from tts.audio.encode import encode_all
 from tts.audio.formats import OutputFormat, parse_elevenlabs_format
@@ -63,7 +63,7 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
     digest = hashlib.sha256(f"{version.sha256}|{voice.speaker_index}|{voice.blend}|{text}".encode()).hexdigest()[:32]
     key = f"tts:voice-preview:{digest}"
     try:
-        data = cache.get(key)
+        data = caches[settings.TTS_AUDIO_CACHE_ALIAS].get(key)  # audio: the bounded cache's
     except Exception:  # a cache outage only costs a re-synthesis
         data = None
     if isinstance(data, bytes):
@@ -82,7 +82,7 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
     samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
     data = encode_all(samples, engine.sample_rate, fmt)
     try:
-        cache.set(key, data, _CACHE_SECONDS)
+        caches[settings.TTS_AUDIO_CACHE_ALIAS].set(key, data, _CACHE_SECONDS)
     except Exception:  # a cache outage only costs a re-synthesis
         pass
     return data, fmt

@@ -62,6 +62,12 @@ if REDIS_URL:
             },
         }
     }
+    # The audio cache (entries up to 8 MB, kept a day) may have a Redis of its own, bounded with
+    # maxmemory and allkeys-lru: a full cache then evicts old audio and never takes the broker's
+    # queue, the rate windows or the stream slots with it (deploy/compose.yaml does this).
+    AUDIO_CACHE_REDIS_URL = env_str("AUDIO_CACHE_REDIS_URL", "")
+    if AUDIO_CACHE_REDIS_URL:
+        CACHES["audio"] = {**CACHES["default"], "LOCATION": AUDIO_CACHE_REDIS_URL}
     # Every consumer waits on its channel with BZPOPMIN for 5 s (channels_redis' brpop_timeout); redis-py 8
     # reads with a 5 s socket timeout by default, so an idle consumer's wait raced that timeout and a
     # WebSocket quiet for 5 s on the layer was dropped. The read timeout must outlast the blocking pop.

@@ -5,6 +5,7 @@ pronunciation dictionaries."""
 from __future__ import annotations
 
 from infra.env import env_bool, env_float, env_float_map, env_int, env_str
+from ttsplatform.settings.deploy import CACHES
 
 # --- audio cache, rate limits, admission (docs/limits.md) ------------------
 
@@ -31,7 +32,9 @@ TTS_REDIS_KEY_PREFIX = env_str("TTS_REDIS_KEY_PREFIX", "tts")
 # After a Redis error, skip Redis this long before trying again (no restart needed).
 TTS_REDIS_RETRY_S = env_int("TTS_REDIS_RETRY_S", 5, minimum=1)
 TTS_AUDIO_CACHE_ENABLED = env_bool("TTS_AUDIO_CACHE_ENABLED", True)
-TTS_AUDIO_CACHE_ALIAS = "default"
+# The django cache alias audio (and voice previews) go to: "audio" when AUDIO_CACHE_REDIS_URL gives
+# the cache a Redis of its own (settings/deploy.py), else the default one.
+TTS_AUDIO_CACHE_ALIAS = "audio" if "audio" in CACHES else "default"
 TTS_AUDIO_CACHE_L1_BYTES = env_int("TTS_AUDIO_CACHE_L1_BYTES", 64 * 1024 * 1024, minimum=0)
 TTS_AUDIO_CACHE_TTL_S = env_int("TTS_AUDIO_CACHE_TTL_S", 24 * 3600, minimum=1)
 TTS_AUDIO_CACHE_MAX_ENTRY_BYTES = env_int("TTS_AUDIO_CACHE_MAX_ENTRY_BYTES", 8 * 1024 * 1024, minimum=0)

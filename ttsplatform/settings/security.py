@@ -38,11 +38,14 @@ CSRF_FAILURE_VIEW = "accounts.views.csrf_failure"
 
 # --- security (production) -------------------------------------------------
 
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
-SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
-CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# Behind a TLS-terminating proxy (an ingress, a load balancer): its X-Forwarded-Proto is believed, and
+# the cookies are Secure and HSTS is sent whatever else says (a year unless SECURE_HSTS_SECONDS says).
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG) or BEHIND_TLS_PROXY
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG) or BEHIND_TLS_PROXY
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if BEHIND_TLS_PROXY else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -53,7 +56,7 @@ API_KEY_HASH_SECRET = env_str("API_KEY_HASH_SECRET", SECRET_KEY)
 
 # When set, /metrics wants "Authorization: Bearer <token>" (infra/ops_access.py), and so
 # does /readyz with READYZ_NEEDS_TOKEN. OPS_ALLOWED_NETWORKS (addresses/CIDRs) let those peers in
-# without it. Both unset: open.
+# without it. Both unset: /metrics answers only loopback and private addresses, /readyz anyone.
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")
 READYZ_NEEDS_TOKEN = env_bool("READYZ_NEEDS_TOKEN", False)
 OPS_ALLOWED_NETWORKS = env_list("OPS_ALLOWED_NETWORKS", [])
