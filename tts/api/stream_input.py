@@ -69,6 +69,9 @@ class StreamOptions:
     apply_text_normalization: str = "auto"
     binary_audio: bool = False
     alignment: bool = True
+    #: ElevenLabs' ``sync_alignment``: alignment times run from the start of the utterance (the
+    #: context) instead of restarting at zero in each audio message (docs/websocket.md).
+    sync_alignment: bool = False
 
 
 def _bool(query: dict[str, str], name: str, default: bool) -> bool:
@@ -115,7 +118,6 @@ def parse_options(query_string: bytes | str) -> StreamOptions:
             field="apply_text_normalization",
             close_code=CLOSE_POLICY,
         )
-    _bool(query, "sync_alignment", False)  # accepted; alignment always follows its audio here
     return StreamOptions(
         output_format=fmt,
         model_id=query.get("model_id") or None,
@@ -125,6 +127,7 @@ def parse_options(query_string: bytes | str) -> StreamOptions:
         auto_mode=_bool(query, "auto_mode", False),
         apply_text_normalization=normalization,
         binary_audio=_bool(query, "binary_audio", False),
+        sync_alignment=_bool(query, "sync_alignment", False),
     )
 
 

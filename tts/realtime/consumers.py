@@ -280,6 +280,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 settings=voice_settings,
                 pronunciation_dictionary_locators=self.dictionary_locators,
                 request_id=self.scope.get("request_id", ""),
+                alignment_from_start=options.sync_alignment,
             )
 
         return request_for

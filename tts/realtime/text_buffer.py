@@ -43,6 +43,11 @@ _STRICT_CJK_END = re.compile(rf"[\u3002\uff01\uff1f]+[{_CJK_CLOSERS}]*|\u2026\u2
 _LIST_ITEM = re.compile(r"\d+[.)]")
 # "Dr. Smith", "U.S. Army": a capital and at most two more letters before a full stop end nothing.
 _ABBREVIATION = re.compile(r"(?<![^\W\d_])[^\W\d_]{1,3}\.$")
+# A message that ends a sentence with no space after it ("... with that."): pipecat sends each
+# sentence so. Not after a digit ("3." may go on "5"), a capitalized word of at most three letters
+# ("Dr.", and so "Yes." too) or initials ("U.S.").
+_MESSAGE_SENTENCE_END = re.compile(r"[^\W\d_][.!?\u2026]+[\"'\u201d\u2019)\]]*$")
+_TITLE = re.compile(r"(?<![^\W\d_])(?:[A-Z][a-z]{0,2}|(?:[A-Za-z]\.)+[A-Za-z])\.$")
 
 
 def _starts_a_sentence(first: str, word: str) -> bool:
@@ -87,7 +92,11 @@ class TextBuffer:
     the last word boundary (for Chinese and Japanese, which have no spaces,
     the last clause mark: ideographic comma, full-width comma or colon,
     ellipsis), so no word is split. ``auto_mode`` speaks each
-    complete sentence as soon as it ends instead. ``flush`` hands out the rest.
+    complete sentence as soon as it ends instead; with ``message_ends`` (the default with
+    ElevenLabs' rules, ``loose_sentence_ends``) a message that ends with a sentence mark ends
+    its sentence too, space or not: ElevenLabs' ``auto_mode`` speaks each message as it comes,
+    and pipecat sends whole sentences without a trailing space ("... with that." then "Your
+    table ..."), which otherwise waited for the turn's flush. ``flush`` hands out the rest.
     ``sentence_ends``: where sentences end (``loose_sentence_ends``: ; and : too,
     what ElevenLabs' WebSockets cut at; Wyoming's, ``strict_sentence_ends``).
     """
@@ -98,10 +107,12 @@ class TextBuffer:
         *,
         auto_mode: bool = False,
         sentence_ends: Callable[[str, int], list[int]] = loose_sentence_ends,
+        message_ends: bool | None = None,
     ) -> None:
         self.schedule = schedule
         self.auto_mode = auto_mode
         self.sentence_ends = sentence_ends
+        self.message_ends = (sentence_ends is loose_sentence_ends) if message_ends is None else message_ends
         self.generations = 0
         self._text = ""
         #: End of the last sentence in the buffer (0: none), and how far the buffer was searched.
@@ -126,6 +137,8 @@ class TextBuffer:
         start = max(0, self._scanned - _END_OVERLAP)
         for end in self.sentence_ends(self._text, start):
             self._sentence_end = max(self._sentence_end, end)
+        if self.auto_mode and self.message_ends and _MESSAGE_SENTENCE_END.search(text) and not _TITLE.search(text):
+            self._sentence_end = len(self._text)
         self._scanned = len(self._text)
         pieces = []
         while piece := self._take():

@@ -49,6 +49,9 @@ class SynthesisRequest:
     next_request_ids: list[str] = field(default_factory=list)
     #: ``[{"pronunciation_dictionary_id", "version_id"?}]``, at most 3; none: the tenant's default dictionaries.
     pronunciation_dictionary_locators: list[dict[str, Any]] = field(default_factory=list)
+    #: Live audio messages' alignment times run from the start of the utterance (ElevenLabs'
+    #: ``sync_alignment``), not from the start of each message (``LiveUtterance``).
+    alignment_from_start: bool = False
     #: Silence after each sentence, ms; ``None``: ``TTS_SENTENCE_SILENCE_MS`` (Wyoming has its own, as wyoming-piper).
     sentence_silence_ms: int | None = None
 

@@ -216,14 +216,15 @@ class Alignment:
         }
 
 
-def estimate_alignment(text: str, seconds: float) -> Alignment:
+def estimate_alignment(text: str, seconds: float, offset_ms: int = 0) -> Alignment:
+    """``text`` spread evenly over ``seconds`` of speech, starting ``offset_ms`` in."""
     speech_ms = max(0.0, seconds * 1000 - settings.TTS_SENTENCE_SILENCE_MS)
     chars = list(text)
     if not chars:
         return Alignment([], [], [])
     step = speech_ms / len(chars)
-    starts = [round(i * step) for i in range(len(chars))]
-    durations = [round((i + 1) * step) - starts[i] for i in range(len(chars))]
+    starts = [offset_ms + round(i * step) for i in range(len(chars))]
+    durations = [round((i + 1) * step) - round(i * step) for i in range(len(chars))]
     return Alignment(chars, starts, durations)
 
 
@@ -380,8 +381,11 @@ class LiveUtterance:
         known from the first: each chunk carries the characters that start
         within the audio sent so far (the rest wait for the chunk that
         reaches them), so alignment and audio advance together.
+
+        Times: ``_MessageClock``.
         """
         run = self.run
+        clock = _MessageClock(from_start=run.request.alignment_from_start)
         gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
         seconds_before = 0.0
         held = AlignmentChunk()  # characters known and not yet sent, for a segment decoded in windows
@@ -392,6 +396,7 @@ class LiveUtterance:
                 chunk_start = seconds_before
                 seconds = run.audio_seconds - seconds_before
                 seconds_before = run.audio_seconds
+                chunk_end_ms = round(run.audio_seconds * 1000)
                 # The engine's phoneme timings when it has them (tts.synthesis.timestamps), else an estimate.
                 if run.timeline is not None:
                     pending = run.timeline.take_pending()
@@ -399,21 +404,51 @@ class LiveUtterance:
                         held.merge(pending)
                     # The characters that start within the audio sent so far; none for a tail
                     # (a resampler's or encoder's) or a window whose characters went out before.
-                    timed = websocket_alignment(held.take_before(run.audio_seconds + _EPSILON_S), chunk_start)
+                    timed = websocket_alignment(held.take_before(run.audio_seconds + _EPSILON_S), 0.0)
                     aligned = segment
                     if timed is None:
                         yield data, None
                         continue
-                    yield data, Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
+                    absolute = Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
+                    yield data, clock.place(absolute, chunk_end_ms)
                     continue
                 if segment is None or segment is aligned:
                     yield data, None
                     continue
                 aligned = segment
-                yield data, estimate_alignment(segment.text, seconds)
+                absolute = estimate_alignment(segment.text, seconds, round(chunk_start * 1000))
+                yield data, clock.place(absolute, chunk_end_ms)
         finally:
             gen.close()
 
 
 # Characters that start within half a millisecond of the audio's end go with it.
 _EPSILON_S = 0.0005
+
+
+class _MessageClock:
+    """The alignment times of live audio messages, by ElevenLabs' conventions.
+
+    By default each message's times restart at zero and its alignment spans its audio, so a
+    client's clock advances by each message's span, the last character's start plus duration
+    (pipecat adds them up so). Here zero is where the characters sent before end, which is the
+    message's first sample unless audio went out with no character starting in it (a sentence's
+    trailing silence), and a message's last character lasts at least to the end of its audio: the
+    sum of the spans is always where the next message's characters start. With
+    ``sync_alignment`` (``from_start``) the times run from the start of the utterance instead, as
+    LiveKit Agents (which sends it) reads them.
+    """
+
+    def __init__(self, *, from_start: bool) -> None:
+        self.from_start = from_start
+        self.origin_ms = 0  # the end of the characters sent so far, ms from the utterance's start
+
+    def place(self, absolute: Alignment, chunk_end_ms: int) -> Alignment:
+        """``absolute`` (ms from the utterance's start) as the message that ends at ``chunk_end_ms`` sends it."""
+        if self.from_start or not absolute.chars:
+            return absolute
+        starts = [max(0, t - self.origin_ms) for t in absolute.char_start_times_ms]
+        durations = list(absolute.char_durations_ms)
+        durations[-1] = max(durations[-1], chunk_end_ms - self.origin_ms - starts[-1])
+        self.origin_ms += starts[-1] + durations[-1]
+        return Alignment(list(absolute.chars), starts, durations)
