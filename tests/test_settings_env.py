@@ -186,3 +186,18 @@ def test_the_audio_cache_may_have_a_bounded_redis_of_its_own() -> None:
     assert caches["default"]["LOCATION"] == seen["CELERY_BROKER_URL"] == "redis://broker:6379/0"
     alone = _settings_of({"REDIS_URL": "redis://broker:6379/0"}, "TTS_AUDIO_CACHE_ALIAS")
     assert alone["TTS_AUDIO_CACHE_ALIAS"] == "default"
+
+
+def test_each_web_process_sizes_its_engines_to_its_share_of_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """#41 item 2: two processes on two CPUs run one engine call each, on one ONNX thread each."""
+    import socket
+
+    from ttsplatform.serve import Supervisor
+
+    monkeypatch.delenv("TTS_CPUS", raising=False)
+    monkeypatch.setattr("ttsplatform.serve.available_cpus", lambda: 4)
+    with socket.socket() as sock:
+        assert Supervisor([sock], 2).child_env(0)["TTS_CPUS"] == "2"
+        assert Supervisor([sock], 8).child_env(0)["TTS_CPUS"] == "1"
+        monkeypatch.setenv("TTS_CPUS", "3")  # an operator's own figure stands
+        assert Supervisor([sock], 2).child_env(0)["TTS_CPUS"] == "3"

@@ -101,8 +101,15 @@ class Supervisor:
         return [sys.executable, "-m", "daphne", "--fd", str(fd), *self.daphne_args, APPLICATION]
 
     def child_env(self, slot: int) -> dict[str, str]:
-        """A web process's environment: this one's, its slot, and never a checkout's development settings."""
-        return dict(os.environ, WEB_PROCESS_INDEX=str(slot), DEV_SETTINGS="off")
+        """A web process's environment: this one's, its slot, never a checkout's development settings,
+        and its share of the CPUs (``TTS_CPUS``, unless set): each process sizes its engines' pools to
+        its share, not to every CPU the container has, so the processes together run one engine call
+        per CPU, each on one ONNX Runtime thread, whose CPU the fair-share ledger charges in full
+        (bench/bench_engine_charge.py)."""
+        env = dict(os.environ, WEB_PROCESS_INDEX=str(slot), DEV_SETTINGS="off")
+        if not env.get("TTS_CPUS"):
+            env["TTS_CPUS"] = str(max(1, available_cpus() // max(1, self.processes)))
+        return env
 
     def start_one(self, slot: int) -> None:
         env = self.child_env(slot)
