@@ -93,7 +93,7 @@ def test_a_text_whose_characters_already_pass_the_budget_is_refused_before_the_f
 
     segments = [Segment(text="吾輩は猫である。" * 10, language="ja")]
     by_chars = engine_budget.low_speech_seconds(segments, lambda seg: 1.0, phonemes_past=1e9)
-    engine_budget.low_speech_seconds(segments, lambda seg: 1.0, phonemes_past=by_chars * 2)
+    engine_budget.low_speech_seconds(segments, lambda seg: 1.0, phonemes_past=by_chars * 2, stop_past=by_chars * 2)
     assert asked == [segments[0].text]
 
 

@@ -100,19 +100,21 @@ def low_speech_seconds(
     *,
     language: str | None = None,
     phonemes_past: float = math.inf,
+    stop_past: float = math.inf,
 ) -> float:
     """A low estimate of the seconds of speech ``segments`` make (brisk pace; pauses are not speech).
 
     From the characters; and when that, times ``PHONEME_EXPANSION``, passes ``phonemes_past`` seconds
     (the request could reach its budget), also from the phonemes the segment's front end makes of
     them, the larger: digits a front end reads itself, letters it spells, symbols it names all count.
-    The front end is asked no more once the estimate passes ``phonemes_past`` (the characters alone,
-    or the segments read so far with the rest by their characters): the request is refused anyway.
+    ``stop_past``: an estimate past it refuses the request anyway, so the front end is asked no more
+    once the characters alone, or the segments read so far with the rest by their characters, pass it
+    (what is returned is then past ``stop_past``, not the whole estimate).
     """
     per_char = settings.TTS_AUDIO_SECONDS_PER_CHAR_MIN
     by_chars = [spoken_characters(seg.text) * per_char / speed_of(seg) for seg in segments]
     chars_total = sum(by_chars)
-    if chars_total * PHONEME_EXPANSION <= phonemes_past or chars_total > phonemes_past:
+    if chars_total * PHONEME_EXPANSION <= phonemes_past or chars_total > stop_past:
         # Either the phonemes could not reach the budget, or the characters alone already pass it:
         # the front end is not asked (a refused request spends no phoneme work, #41 item 7).
         return chars_total
@@ -124,7 +126,7 @@ def low_speech_seconds(
         lang = seg.language or language
         phonemes = spoken_phonemes(seg.text, lang) if lang else None
         total += max(estimate, (phonemes or 0) * per_phoneme / speed_of(seg))
-        if total + rest > phonemes_past:
+        if total + rest > stop_past:
             return total + rest  # past the budget already: the rest's phonemes change nothing
     return total
 
@@ -193,7 +195,7 @@ def engine_budget_admit(
     if budget is None:
         budget = EngineBudget(request, engine, engine_seconds_limit(request.tenant.plan))
     left = max(0.0, budget.limit - budget.spent) / engine_cost_factor(engine)  # seconds of audio
-    audio = low_speech_seconds(segments, speed_of, language=language, phonemes_past=left)
+    audio = low_speech_seconds(segments, speed_of, language=language, phonemes_past=left, stop_past=left)
     if context_chars:
         audio += context_chars * settings.TTS_AUDIO_SECONDS_PER_CHAR_MIN / max(settings.TTS_MIN_SPEED, request.speed)
     budget.admit(estimate_engine_seconds(engine, audio))
