@@ -94,19 +94,31 @@ beat: $(VENV)/.installed
 # The intelligibility subset (Whisper base beside joe and Kokoro) set the first process's peak on a
 # 2-CPU VM (2.4 GB; CI's first process reached 3.3 GB), and beside the property test 2.3 GB: it runs
 # in a process of its own.
+#
+# Every pytest process runs, even after one failed (over the memory bound, say): each writes its exit
+# status to TEST_RESULTS, and the last step lists them all and fails if one did not pass.
+TEST_RESULTS := $(or $(VAR_DIR),var)/make-test-results
+# $(call pytest_process,ARGS[,ENVIRONMENT]): one pytest process, its status noted for the summary.
+pytest_process = $(2) $(BIN)/python -m pytest $(1); echo "$$? $(strip $(2) pytest $(1))" >> $(TEST_RESULTS)
 test: $(VENV)/.installed-dev
 	bash tests/install_system_deps.sh $(BIN)/pip
+	# pipecat, LiveKit Agents and the Node SDKs, pinned, each apart from this virtualenv (tests/agents).
+	bash tests/agents/install.sh $(PYTHON)
 	$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR)
+	@mkdir -p $(dir $(TEST_RESULTS)) && rm -f $(TEST_RESULTS)
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(BIN)/python -m pytest --ignore=tests/inference --ignore=tests/limits/test_engine_cost_rule.py --ignore=tests/intelligibility
-	$(BIN)/python -m pytest -q tests/inference
-	$(BIN)/python -m pytest -q tests/limits/test_engine_cost_rule.py
-	$(BIN)/python -m pytest -q tests/intelligibility
+	$(call pytest_process,--ignore=tests/inference --ignore=tests/limits/test_engine_cost_rule.py --ignore=tests/intelligibility)
+	$(call pytest_process,-q tests/inference)
+	$(call pytest_process,-q tests/limits/test_engine_cost_rule.py)
+	$(call pytest_process,-q tests/intelligibility)
 else
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(call pytest_process,$(PYTEST_ARGS))
 endif
 	# The same API suite with the joe voice served by the PyTorch engine.
-	TTS_TEST_ENGINE=vits-torch $(BIN)/python -m pytest -q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py
+	$(call pytest_process,-q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py,TTS_TEST_ENGINE=vits-torch)
+	@echo "==> make test: each pytest process"; \
+	  awk '{ s = $$1; sub(/^[0-9]+ /, ""); print (s == 0 ? "  passed: " : "  FAILED (exit " s "): ") $$0 }' $(TEST_RESULTS)
+	@! grep -qv '^0 ' $(TEST_RESULTS) || { echo "==> make test failed: see the FAILED pytest processes above"; exit 1; }
 
 # The README's dashboard images: the browser test, told to write docs/screenshots/*.png
 # (make test only renders them, so a test run leaves the checkout unchanged).

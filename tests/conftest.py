@@ -6,7 +6,9 @@ configured, unless ``TTS_REQUIRE_SERVICES=1`` (as in CI), where they fail.
 The run ends with the peak resident memory of the pytest process and of its
 largest child (the daphne servers tests start), and fails when either passed
 ``TTS_TEST_MAX_RSS_MB`` (default 3072; 0 turns the check off): the suite must
-fit a small CI machine. Engines a test loads are released when it ends, those
+fit a small CI machine. Beside it, the tests after which this process held the
+most more memory (VmRSS) and those that raised its peak (VmHWM) most: a failed
+bound names the test to look at. Engines a test loads are released when it ends, those
 of the shared test voices when its module ends.
 """
 
@@ -14,9 +16,11 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import heapq
 import os
 import resource
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pytest
@@ -144,6 +148,62 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 _PEAK_RSS = pytest.StashKey[tuple[float, float, int]]()
 
+# How many of the tests that grew memory most the summary lists.
+_TOP_GROWTH = 5
+
+
+@dataclass
+class _MemoryGrowth:
+    """Per test: what this process held more after it than before (VmRSS, setup to teardown, the module
+    fixtures it set up or tore down included), and how far it raised the process's peak (VmHWM).
+    Only the largest few are kept."""
+
+    held: list[tuple[float, str]] = field(default_factory=list)
+    peak: list[tuple[float, str]] = field(default_factory=list)
+
+    def add(self, nodeid: str, held_mb: float, peak_mb: float) -> None:
+        for kept, growth in ((self.held, held_mb), (self.peak, peak_mb)):
+            if growth < 1:  # MiB: noise
+                continue
+            if len(kept) < _TOP_GROWTH:
+                heapq.heappush(kept, (growth, nodeid))
+            elif growth > kept[0][0]:
+                heapq.heapreplace(kept, (growth, nodeid))
+
+    def largest_held(self) -> list[tuple[float, str]]:
+        return sorted(self.held, reverse=True)
+
+    def largest_peak(self) -> list[tuple[float, str]]:
+        return sorted(self.peak, reverse=True)
+
+
+_GROWTH = pytest.StashKey[_MemoryGrowth]()
+
+
+def _proc_status_mb(*fields: str) -> dict[str, float]:
+    """``fields`` of /proc/self/status (VmRSS, VmHWM) in MiB; empty where there is no /proc."""
+    found: dict[str, float] = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                name, _, rest = line.partition(":")
+                if name in fields:
+                    found[name] = int(rest.split()[0]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """What this test grew: one read of /proc/self/status before its setup and one after its teardown."""
+    before = _proc_status_mb("VmRSS", "VmHWM")
+    yield
+    after = _proc_status_mb("VmRSS", "VmHWM")
+    if len(before) == 2 and len(after) == 2:
+        growth = item.config.stash.setdefault(_GROWTH, _MemoryGrowth())
+        growth.add(item.nodeid, after["VmRSS"] - before["VmRSS"], after["VmHWM"] - before["VmHWM"])
+
 
 def _peak_rss_mb() -> tuple[float, float]:
     """Peak resident memory of this process and of its largest finished child (daphne servers, make run).
@@ -162,14 +222,7 @@ def _peak_rss_mb() -> tuple[float, float]:
 
 
 def _vm_hwm_mb() -> float | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    return _proc_status_mb("VmHWM").get("VmHWM")
 
 
 def _rss_bound_mb() -> int:
@@ -195,7 +248,20 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         (own, children), bound = _peak_rss_mb(), _rss_bound_mb()
     line = (f"peak RSS: pytest process {own:.0f} MiB, largest child process {children:.0f} MiB "
             f"(bound TTS_TEST_MAX_RSS_MB={bound})")
+    growth = config.stash.get(_GROWTH, _MemoryGrowth())
+    held, peak = growth.largest_held(), growth.largest_peak()
     if bound > 0 and max(own, children) > bound:
-        terminalreporter.write_line(f"FAILED {line}: over the bound", red=True, bold=True)
+        why = ""
+        if held:
+            why += f"; memory grew most after {held[0][1]} (+{held[0][0]:.0f} MiB held)"
+        if peak:
+            why += f"; the peak rose most in {peak[0][1]} (+{peak[0][0]:.0f} MiB)"
+        terminalreporter.write_line(f"FAILED {line}: over the bound{why}", red=True, bold=True)
     else:
         terminalreporter.write_line(line)
+    for title, tests in (("held most more memory after them (VmRSS)", held),
+                         ("raised the peak most (VmHWM)", peak)):
+        if tests:
+            terminalreporter.write_line(f"tests that {title}:")
+            for mb, nodeid in tests:
+                terminalreporter.write_line(f"  +{mb:6.0f} MiB  {nodeid}")

@@ -1,8 +1,10 @@
-"""The suite reports its peak memory and fails past TTS_TEST_MAX_RSS_MB (tests/conftest.py)."""
+"""The suite reports its peak memory and fails past TTS_TEST_MAX_RSS_MB (tests/conftest.py), naming the
+tests that grew it most."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_pytest(bound: str) -> subprocess.CompletedProcess[str]:
+def run_pytest(bound: str, module: str = "tests/text/test_segment.py") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TTS_TEST_MAX_RSS_MB": bound}
     env.pop("VAR_DIR", None)  # its own throwaway data dir
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/text/test_segment.py"]
+    env.pop("PYTEST_ADDOPTS", None)
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module]
     return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -27,3 +30,19 @@ def test_it_fails_a_green_run_over_the_bound() -> None:
     result = run_pytest("1")
     assert result.returncode == 1, result.stdout[-2000:]
     assert "passed" in result.stdout and "over the bound" in result.stdout
+
+
+def test_it_names_the_test_that_grew_memory_most() -> None:
+    """tests/memory_growth_cases.py keeps 200 MB in one test and holds 300 MB for a moment in another."""
+    result = run_pytest("1", "tests/memory_growth_cases.py")
+    assert result.returncode == 1, result.stdout[-2000:]
+    failed = next(line for line in result.stdout.splitlines() if line.startswith("FAILED peak RSS"))
+    held = re.search(r"memory grew most after (\S+) \(\+(\d+) MiB held\)", failed)
+    assert held, failed
+    assert held[1] == "tests/memory_growth_cases.py::test_it_keeps_200_mb"
+    assert 180 <= int(held[2]) <= 260, failed
+    peak = re.search(r"the peak rose most in (\S+) \(\+(\d+) MiB\)", failed)
+    assert peak, failed
+    assert peak[1] == "tests/memory_growth_cases.py::test_it_holds_300_mb_for_a_moment"
+    assert 270 <= int(peak[2]) <= 360, failed
+    assert "tests that held most more memory after them (VmRSS):" in result.stdout

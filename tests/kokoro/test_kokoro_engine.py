@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime
 import pyopenjtalk
 import pytest
 
@@ -131,9 +132,15 @@ def test_the_served_graph_is_the_package_graph_plus_durations(kokoro_dir: str) -
 
 def test_its_session_keeps_no_memory_per_input_shape(engine: KokoroOnnxEngine) -> None:
     # Every sentence has its own length: a memory pattern cached per shape, or an arena kept at the
-    # longest sentence's size, grows a server with each new length (bench/bench_soak.py).
+    # longest sentence's size, grows a server with each new length (bench/bench_soak.py). The arena
+    # (activations only: weights outside it) gives its free regions back at the end of every run;
+    # without it glibc's heap took a call's peak to +2 GB (bench/bench_kokoro_memory.py).
     options = engine.session.get_session_options()
-    assert not options.enable_mem_pattern and not options.enable_cpu_mem_arena
+    assert not options.enable_mem_pattern and options.enable_cpu_mem_arena
+    assert options.get_session_config_entry("session.use_device_allocator_for_initializers") == "1"
+    for given in (None, onnxruntime.RunOptions()):
+        run = engine._run_options(given)
+        assert run is not None and run.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
 
 
 def test_a_cancelled_stream_ends_its_run_inside_the_model(engine: KokoroOnnxEngine) -> None:

@@ -115,10 +115,18 @@ class KokoroOnnxEngine:
         options.intra_op_num_threads = max(1, threads)
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        # As the Piper engine (piper_onnx.py): no arena kept at the longest sentence's size, and no
-        # memory pattern cached per input shape (every sentence has its own).
-        options.enable_cpu_mem_arena = False
+        # The activations in an ONNX Runtime arena of the session's own, given back at the end of every
+        # run (``_run_options``): without one each of a run's thousands of blocks came from glibc's heap,
+        # whose dynamic mmap threshold kept blocks of up to 32 MB there; the heap grew past the gaps it
+        # could not reuse: one 206-token call peaked at +1.4 to +2.1 GB (+0.23 GB with the arena), two at
+        # once at +5 GB, differently on each CPU kind (other kernels, other block sizes): docs/benchmarks.md,
+        # "Memory of the test suite". Weights stay outside the arena, so a shrink frees every activation.
+        # No memory pattern cached per input shape (every sentence has its own).
+        options.enable_cpu_mem_arena = True
+        options.add_session_config_entry("session.use_device_allocator_for_initializers", "1")
         options.enable_mem_pattern = False
+        #: Off only to measure the session as it was before (bench/bench_kokoro_memory.py --session).
+        self._shrink_arena = True
         providers = ["CPUExecutionProvider"]
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             providers.insert(0, "CUDAExecutionProvider")
@@ -191,7 +199,7 @@ class KokoroOnnxEngine:
         try:
             # A stream whose client went away ends this run at its next node (onnx_cancel).
             with self._slots, cancellable_run() as run_options:
-                result = self.session.run(None, feed, run_options)
+                result = self.session.run(None, feed, self._run_options(run_options))
         except Exception as exc:
             raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
         audio = np.clip(np.asarray(result[0], dtype=np.float32).reshape(-1), -1.0, 1.0)
@@ -199,6 +207,15 @@ class KokoroOnnxEngine:
         if self._has_durations and len(result) > 1 and list(phoneme_ids) == feed["tokens"][0].tolist():
             samples = np.asarray(result[1]).reshape(-1).astype(np.int64) * self.frame_samples
         return _trimmed(audio, samples, self.sample_rate)
+
+    def _run_options(self, options: onnxruntime.RunOptions | None) -> onnxruntime.RunOptions | None:
+        """``options`` (a new one if None) told to give the arena's free regions back when the run ends:
+        a process holds a call's activations only while it runs, whatever the longest sentence was."""
+        if not self._shrink_arena:
+            return options
+        options = options or onnxruntime.RunOptions()
+        options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        return options
 
     def close(self) -> None:
         self.session = None  # type: ignore[assignment]
