@@ -22,6 +22,14 @@ export TTS_BIND=127.0.0.1 WYOMING_BIND=127.0.0.1
 compose() { "$WORK/venv/bin/podman-compose" --podman-run-args=--pull=never -p "$PROJECT" -f deploy/compose.yaml "$@"; }
 container() { podman ps -q --filter "label=io.podman.compose.project=$PROJECT" --filter "label=com.docker.compose.service=$1" | head -1; }
 
+# Everything of the project's, by its label: containers, then volumes and networks (podman-compose's
+# down leaves the network, and a run killed earlier left all three).
+remove_project() {
+  podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman rm -f >/dev/null 2>&1 || true
+  podman volume ls -q --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+  podman network ls -q --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman network rm -f >/dev/null 2>&1 || true
+}
+
 down() {
   status=$?
   if [ "$status" != 0 ]; then
@@ -30,11 +38,11 @@ down() {
   fi
   echo "==> compose down (containers, network and volumes)"
   compose --profile wyoming down -v -t 10 >"$WORK/compose-down.log" 2>&1 || true
-  # What podman-compose may leave when a start failed half-way.
-  podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman rm -f >/dev/null 2>&1 || true
-  podman volume ls -q --filter "label=io.podman.compose.project=$PROJECT" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+  remove_project  # what podman-compose may leave when a start failed half-way, and the network
   exit "$status"
 }
+# A killed earlier run's containers, volumes and network go first.
+remove_project
 trap down EXIT
 trap 'exit 130' INT TERM
 
@@ -51,12 +59,13 @@ healthy() {  # healthy SERVICE SECONDS: the compose file's own health check, run
 # podman-compose's --requires between containers fails on it ("not found in input list"): so each
 # stage starts with --no-deps once the one before is healthy, and the health checks are run here.
 start=$(date +%s)
-echo "==> compose up: postgres, redis; setup; web, worker, beat (web on 127.0.0.1:$TTS_PORT)"
+echo "==> compose up: postgres, redis, redis-cache; setup; web, worker, beat (web on 127.0.0.1:$TTS_PORT)"
 up() { compose up -d --no-deps "$@" >>"$WORK/compose-up.log" 2>&1 || { tail -30 "$WORK/compose-up.log" >&2; exit 1; }; }
 : >"$WORK/compose-up.log"
-up postgres redis
+up postgres redis redis-cache
 healthy postgres 60
 healthy redis 60
+healthy redis-cache 60
 up setup
 code="$(podman wait "$(podman ps -aq --filter "label=io.podman.compose.project=$PROJECT" \
   --filter "label=com.docker.compose.service=setup")")"

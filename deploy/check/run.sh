@@ -45,6 +45,9 @@ sh deploy/check/two_hosts.sh
 
 left="$(podman ps -aq --filter label=ttsck=1; podman ps -aq --filter label=io.podman.compose.project=ttsdeploycheck)"
 [ -z "$left" ] || { echo "containers left running: $left" >&2; exit 1; }
+left="$(podman volume ls -q --filter label=io.podman.compose.project=ttsdeploycheck; \
+  podman network ls -q --filter label=io.podman.compose.project=ttsdeploycheck)"
+[ -z "$left" ] || { echo "volumes or networks left: $left" >&2; exit 1; }
 ! ip netns list | grep -q '^ttsck-' || { echo "network namespaces left: $(ip netns list | grep '^ttsck-')" >&2; exit 1; }
 podman image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'ttsplatform|debian-python'
 echo "==> make deploy-check passed in $(( $(date +%s) - start )) s; nothing left running"
