@@ -16,7 +16,7 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tts.jobs.runner import job_claim, job_finish, job_run
 from tts.models import Job, SynthesisRecord, Voice
-from tts.synthesis import job_stages
+from tts.synthesis import prepare as prepare_stage
 
 pytestmark = pytest.mark.django_db
 
@@ -62,13 +62,13 @@ def test_over_quota_prepares_no_text(
     tenant_a: TenantCtx, joe: Voice, dispatched: list, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     prepared: list[int] = []
-    real = job_stages.segments_for
+    real = prepare_stage.segments_for
 
     def counting(text: str, **kwargs: Any) -> Any:
         prepared.append(len(text))
         return real(text, **kwargs)
 
-    monkeypatch.setattr(job_stages, "segments_for", counting)
+    monkeypatch.setattr(prepare_stage, "segments_for", counting)
     tenant_a.tenant.plan.monthly_character_limit = 1000
     tenant_a.tenant.plan.save()
     response = post_job(tenant_a, "A sentence that is long enough. " * 40)

@@ -6,9 +6,10 @@ A job is a synthesis like any request, with longer texts and its chunks run late
 * resolve (``resolve.resolve_voice``, ``tts.pronunciation.dictionaries_for``): the voice, its model
   version, the language of each text, and the dictionaries that apply (an unknown one is a 400
   naming ``pronunciation_dictionary_locators``; none named: the tenant's defaults);
-* prepare (the dictionaries applied, ``parse.segments_for``): the text as it will be spoken, in
-  segments, billed as a request is (``billed_for_prepared``: the longer of the text and its spoken
-  form, and the prepared text past its free expansion);
+* prepare (``prepare.prepare_text``, the step a request's text and a live utterance's piece go
+  through too): the dictionaries applied, the text as it will be spoken in segments, billed as a
+  request is (the longer of the text and its spoken form, and the prepared text past its free
+  expansion);
 * the engine-time budget (``engine_budget``): ``Plan.max_engine_seconds_per_job``, else
   ``TTS_MAX_ENGINE_SECONDS_PER_JOB``. The low estimate of every text is checked before the job is
   queued (413 ``engine_time_exceeded`` naming the field and the limit); the runner charges each
@@ -22,27 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tts.models import ModelVersion, Voice
-from tts.pronunciation import AppliedDictionaries, billed_characters, dictionaries_for
+from tts.pronunciation import AppliedDictionaries, dictionaries_for
 from tts.synthesis.engine_budget import EngineBudget, engine_budget_admit, job_engine_seconds_limit
 from tts.synthesis.engine_cost import engine_cost_factor
 from tts.synthesis.estimate import effective_speed
-from tts.synthesis.parse import readable_languages, segments_for, speaking_language
-from tts.synthesis.prepared_billing import billed_for_prepared
+from tts.synthesis.parse import readable_languages, speaking_language
+from tts.synthesis.prepare import PreparedText, prepare_text
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.resolve import resolve_voice
-from tts.text.segment import Segment
-
-
-@dataclass(frozen=True)
-class PreparedText:
-    """One of a job's texts as it will be spoken: its field (``text`` or ``items[i]``), segments and bill."""
-
-    field: str
-    text: str
-    spoken: str
-    language: str
-    segments: list[Segment]
-    billed: int
 
 
 @dataclass(frozen=True)
@@ -78,13 +66,16 @@ def job_prepare(
     then the whole job's low engine-time estimate against its budget (``SynthesisError`` 413 naming
     ``req.text_field`` before anything is queued or reserved)."""
     languages = readable_languages(voice, model_version)
-    prepared: list[PreparedText] = []
-    for field, text in texts:
-        language = speaking_language(text, languages, req.language)
-        spoken = dictionaries.apply(text, field=field) if dictionaries is not None else text
-        segments = segments_for(spoken, language=language, normalization=req.normalization, field=field)
-        billed = billed_for_prepared(billed_characters(text, spoken), segments)
-        prepared.append(PreparedText(field, text, spoken, language, segments, billed))
+    prepared = [
+        prepare_text(
+            text,
+            field=field,
+            language=speaking_language(text, languages, req.language),
+            dictionaries=dictionaries,
+            normalization=req.normalization,
+        )
+        for field, text in texts
+    ]
     # The whole job's low estimate at once (each segment carries its language for the front end,
     # asked only once the characters could reach the budget: engine_budget.low_speech_seconds).
     budget = engine_budget_admit(

@@ -7,17 +7,64 @@ request's limits before any engine work."""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from tts.catalogue import get_registry
+from tts.pronunciation import billed_characters
 from tts.synthesis.engine_budget import engine_budget_admit
 from tts.synthesis.estimate import check_audio_estimate, effective_speed
 from tts.synthesis.parse import segments_for
+from tts.synthesis.prepared_billing import billed_for_prepared
 from tts.synthesis.stages import Admitted, Prepared
 from tts.synthesis.stitching import context_characters, stitching_context
 from tts.text.first_clause import split_first_clause
 from tts.text.segment import Segment
+
+if TYPE_CHECKING:
+    from tts.pronunciation import AppliedDictionaries
+
+
+@dataclass(frozen=True)
+class PreparedText:
+    """One text as it will be spoken: ``field`` (the caller's name for it), in ``language``, the
+    dictionaries applied (``spoken``), cut into ``segments``, and the characters it bills."""
+
+    field: str
+    text: str
+    language: str | None
+    spoken: str
+    segments: list[Segment]
+    billed: int
+
+
+def prepare_text(
+    text: str,
+    *,
+    field: str,
+    language: str | None,
+    dictionaries: AppliedDictionaries | None,
+    normalization: str,
+    require_speech: bool = True,
+    drop_blank: bool = False,
+) -> PreparedText:
+    """The one text-preparing step of every way in (a request's text, a live utterance's piece, each
+    text of a job): the tenant's dictionaries applied, the text normalized and cut into segments in
+    its language, and the characters billed (``billed_for_prepared``: the longer of the text and its
+    spoken form, and the prepared text past its free expansion). Errors name ``field``."""
+    spoken = dictionaries.apply(text, field=field) if dictionaries is not None else text
+    segments = segments_for(
+        spoken,
+        language=language,
+        normalization=normalization,
+        field=field,
+        require_speech=require_speech,
+        drop_blank=drop_blank,
+    )
+    billed = billed_for_prepared(billed_characters(text, spoken), segments)
+    return PreparedText(field, text, language, spoken, segments, billed)
 
 
 def prepare(admitted: Admitted, *, streamed: bool = False) -> Prepared:
@@ -27,9 +74,15 @@ def prepare(admitted: Admitted, *, streamed: bool = False) -> Prepared:
     first clause is made alone where that brings the first audio sooner (``first_clause_first``).
     """
     resolved = admitted.resolved
-    req, text, dictionaries = resolved.request, resolved.text, resolved.dictionaries
-    spoken = dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text
-    segments = segments_for(spoken, language=resolved.language, normalization=req.normalization, field=req.text_field)
+    req = resolved.request
+    prepared = prepare_text(
+        resolved.text,
+        field=req.text_field,
+        language=resolved.language,
+        dictionaries=resolved.dictionaries,
+        normalization=req.normalization,
+    )
+    spoken, segments = prepared.spoken, prepared.segments
     if streamed:
         segments = first_clause_first(segments, resolved.model_version.engine)
     context = stitching_context(req)

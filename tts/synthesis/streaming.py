@@ -39,14 +39,13 @@ from django.db import connections
 from accounts.quota import QuotaExceeded, reserve_characters
 from tts.errors import SynthesisCancelled, SynthesisError
 from tts.inference.pacing import StreamLead
-from tts.pronunciation import billed_characters
 from tts.synthesis import metrics
 from tts.synthesis.alignment import AlignmentChunk, websocket_alignment
 from tts.synthesis.deliver import synthesis_iter_bytes
 from tts.synthesis.engine_budget import engine_budget_admit
 from tts.synthesis.estimate import effective_speed
-from tts.synthesis.parse import readable_languages, segments_for, speaking_language, validate_text
-from tts.synthesis.prepared_billing import billed_for_prepared
+from tts.synthesis.parse import readable_languages, speaking_language, validate_text
+from tts.synthesis.prepare import prepare_text
 from tts.synthesis.run import SynthesisRun
 from tts.text.segment import Segment
 
@@ -284,16 +283,18 @@ class LiveUtterance:
             self.run.resume()
             self._pending += 1
         try:
-            # The run's dictionaries were compiled for its first piece: applying them is one pass.
-            spoken = dictionaries.apply(text, field=req.text_field) if dictionaries is not None else text
-            segments = segments_for(
-                spoken,
-                language=language,
-                normalization=req.normalization,
+            # The request's own step (stage 4, prepare_text); the run's dictionaries were compiled for
+            # its first piece, so applying them is one pass.
+            prepared = prepare_text(
+                text,
                 field=req.text_field,
+                language=language,
+                dictionaries=dictionaries,
+                normalization=req.normalization,
                 require_speech=False,
                 drop_blank=True,
             )
+            segments = prepared.segments
             if not segments:
                 self._piece_refused()
                 return False
@@ -307,11 +308,7 @@ class LiveUtterance:
                     language=language,
                 )
             # The utterance already counted as one request when it opened.
-            reservation = reserve_characters(
-                tenant=req.tenant,
-                characters=billed_for_prepared(billed_characters(text, spoken), segments),
-                count_request=False,
-            )
+            reservation = reserve_characters(tenant=req.tenant, characters=prepared.billed, count_request=False)
         except QuotaExceeded as exc:
             self._piece_refused()
             raise SynthesisError.from_quota(exc) from exc
