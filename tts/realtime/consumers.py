@@ -170,6 +170,18 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 field="text",
                 close_code=CLOSE_POLICY,
             )
+        schedule = await self._configure(msg)
+        self.driver = UtteranceDriver(
+            self._request_factory(self.voice_settings),
+            _StreamSink(self),
+            buffer=TextBuffer(schedule, auto_mode=self.options.auto_mode),
+        )
+        self.initialized = True
+
+    async def _configure(self, msg: dict[str, Any]) -> tuple[int, ...]:
+        """The first message's settings, shared by stream-input and multi-stream-input: voice settings,
+        dictionaries and the chunk schedule checked (a policy close naming the field), the key or the
+        dashboard session authenticated, the voice looked up. Returns the chunk schedule."""
         self.voice_settings = self._voice_settings(msg.get("voice_settings"))
         locators = msg.get("pronunciation_dictionary_locators") or []
         if not isinstance(locators, list) or not all(isinstance(x, dict) for x in locators):
@@ -203,12 +215,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 field="voice_id",
                 close_code=CLOSE_POLICY,
             )
-        self.driver = UtteranceDriver(
-            self._request_factory(self.voice_settings),
-            _StreamSink(self),
-            buffer=TextBuffer(schedule, auto_mode=self.options.auto_mode),
-        )
-        self.initialized = True
+        return schedule
 
     def _voice_settings(self, value: Any) -> dict[str, Any]:
         if value is None:

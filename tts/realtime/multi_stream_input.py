@@ -17,15 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from channels.db import database_sync_to_async
-
-from accounts.authentication import raw_key_from_message
 from tts.api.stream_input import (
     CLOSE_POLICY,
     ProtocolError,
-    parse_chunk_schedule,
 )
-from tts.catalogue import voice_get
 from tts.errors import SynthesisError
 from tts.realtime.consumers import StreamInputConsumer, protocol_error
 from tts.realtime.driver import UtteranceDriver
@@ -98,39 +93,7 @@ class MultiStreamInputConsumer(StreamInputConsumer):
             raise ProtocolError(
                 "text: must be a string.", code="invalid_message", field="text", close_code=CLOSE_POLICY
             )
-        self.voice_settings = self._voice_settings(msg.get("voice_settings"))
-        config = msg.get("generation_config")
-        if config is not None and not isinstance(config, dict):
-            raise ProtocolError(
-                "generation_config: must be an object.",
-                code="invalid_message",
-                field="generation_config",
-                close_code=CLOSE_POLICY,
-            )
-        self.schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
-        locators = msg.get("pronunciation_dictionary_locators") or []
-        if not isinstance(locators, list) or not all(isinstance(x, dict) for x in locators):
-            raise ProtocolError(
-                "pronunciation_dictionary_locators: must be a list of objects.",
-                code="invalid_message",
-                field="pronunciation_dictionary_locators",
-                close_code=CLOSE_POLICY,
-            )
-        self.dictionary_locators = locators
-        if self.tenant is None:
-            raw_key = raw_key_from_message(msg)
-            if raw_key:
-                await self._authenticate_key(raw_key)
-            else:
-                await self._authenticate_session()
-        assert self.tenant is not None
-        if await database_sync_to_async(voice_get)(self.tenant, self.voice_id) is None:
-            raise ProtocolError(
-                f"A voice with voice_id '{self.voice_id}' was not found.",
-                code="voice_not_found",
-                field="voice_id",
-                close_code=CLOSE_POLICY,
-            )
+        self.schedule = await self._configure(msg)
         self.initialized = True
         await self._text(msg)
 
