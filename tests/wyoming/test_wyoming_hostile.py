@@ -187,9 +187,12 @@ def test_an_address_past_its_event_rate_is_closed(
     ):
         first.sendall(pings)
         second.sendall(pings)
-        refusals = [
+        errors = [
             e["data"] for sock in (first, second) for e in read_events(sock, "error", timeout=5) if e["type"] == "error"
         ]
+    # A connection whose pings all passed (the other took the address's overflow) then idles past the
+    # strict server's idle timeout while the other is read: that close is not what is tested here.
+    refusals = [e for e in errors if e["code"] != "input_timeout_exceeded"]
     assert refusals and {r["code"] for r in refusals} == {"too_many_events"}
     assert "TTS_WYOMING_MAX_EVENTS_PER_S_PER_ADDRESS" in refusals[0]["text"]
 

@@ -302,10 +302,9 @@ def job_finish(
         return bool(Job.objects.filter(held, pk=job.pk).update(**fields))
 
     run = run or job_synthesis_run(job, token=token)
-    run.claim = claim
-    run.done_segments = segments_done(job)
-    run.audio_seconds = job.audio_seconds
-    run.record.sample_rate = job.sample_rate
+    run.take_over_job(
+        claim=claim, done_segments=segments_done(job), audio_seconds=job.audio_seconds, sample_rate=job.sample_rate
+    )
     if not run.finish(_HISTORY_STATUS[status], error_code=error_code):
         return False
     for key, value in fields.items():

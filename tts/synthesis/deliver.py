@@ -28,8 +28,7 @@ logger = logging.getLogger(__name__)
 def answer_from_cache(run: SynthesisRun, cached: CachedAudio) -> None:
     """Fill in the final state of a whole-file hit's record (and its audio file) before it is written."""
     serve_from_cache(run, cached)
-    run.done_segments = len(run.segments)
-    run.audio_seconds = cached.duration_s
+    run.cached_whole(cached.duration_s)
     run.mark_first_byte()
     run.final_fields(SynthesisRecord.Status.SUCCESS)
     store_cached_audio(run, cached)
@@ -37,11 +36,11 @@ def answer_from_cache(run: SynthesisRun, cached: CachedAudio) -> None:
 
 def serve_from_cache(run: SynthesisRun, cached: CachedAudio) -> None:
     """What a hit answers with: the entry's format and duration, and its timings when asked for."""
-    run.encoder = CachedAudioEncoder(cached.output_format, cached.duration_s)
+    timeline = None
     if run.request.timestamps:
         stored = alignment_cache.get(run.cache_key)
-        run.timeline = AlignmentTimeline.from_json(stored) if stored else None
-    run.record.sample_rate = cached.output_format.sample_rate
+        timeline = AlignmentTimeline.from_json(stored) if stored else None
+    run.serve_cached(CachedAudioEncoder(cached.output_format, cached.duration_s), timeline)
 
 
 def store_cached_audio(run: SynthesisRun, cached: CachedAudio) -> bool:
@@ -78,9 +77,7 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
         yield from iter_cached(run, run.cached)
         return
     if run.cached is not None:  # a live stream: its text is still arriving, the entry cannot answer it
-        run.cached = None
-        run.record.cache_hit = False
-        SynthesisRecord.objects.filter(pk=run.record.pk).update(cache_hit=False)
+        run.not_cached()
     status = SynthesisRecord.Status.CANCELLED
     error_code = ""
     encoder = None
@@ -100,16 +97,14 @@ def synthesis_iter_bytes(run: SynthesisRun) -> Iterator[bytes]:
         # of a whole file, the cache (only while it is small enough to be an entry).
         store = req.enable_logging and settings.TTS_STORE_AUDIO
         limit = None if store or run.whole else settings.TTS_AUDIO_CACHE_MAX_ENTRY_BYTES
-        run.sink = AudioSink(keep=store or run.whole or cache, limit=limit)
-        encoder = run.encoder = make_encoder(req.output_format, engine.sample_rate)
-        run.record.sample_rate = encoder.format.sample_rate
+        encoder = make_encoder(req.output_format, engine.sample_rate)
         # A live stream's pieces each have their own offsets: its alignment follows the spoken text.
         timeline = (
             AlignmentTimeline(None)
             if live
             else AlignmentTimeline.for_segments(run.spoken_text or req.text, run.segments)
         )
-        run.timeline = timeline
+        run.start_encoding(encoder, AudioSink(keep=store or run.whole or cache, limit=limit), timeline)
         yield from encoded_segments(run, engine, timeline, live=live)
         status = SynthesisRecord.Status.SUCCESS
     except Exception as exc:
@@ -162,12 +157,11 @@ def iter_cached(run: SynthesisRun, cached: CachedAudio) -> Iterator[bytes]:
         for piece in cached.pieces():
             run.mark_first_byte()
             yield piece
-        run.done_segments = len(run.segments)
-        run.audio_seconds = cached.duration_s
+        run.cached_whole(cached.duration_s)
         success = True
     finally:
         if success:
             run.succeed(audio_saved=store_cached_audio(run, cached))
         else:
-            run.done_segments = 0  # a hit cut short: nothing of it is billed
+            run.cached_cut_short()
             run.cancel()

@@ -257,7 +257,7 @@ def encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTimel
         counted = False
         pause = (segment.pause_after_ms + silence_after(segment, silence)) / 1000  # silence, not engine work
         for pcm in pieces:
-            run.audio_seconds += len(pcm) / engine.sample_rate
+            run.made(len(pcm) / engine.sample_rate)
             if budget is not None:  # engine time, charged as it is spent (tts/synthesis/engine_budget.py)
                 budget.charge(len(pcm) / engine.sample_rate, slack=pause)
             if run.pace is not None:
@@ -268,7 +268,7 @@ def encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTimel
             data = encoder.feed(pcm)
             if data:
                 if not counted:  # a segment is spent once any of its audio goes out
-                    run.done_segments += 1
+                    run.segment_spoken()
                     counted = True
                 run.mark_first_byte()
                 sink.write(data)
@@ -276,7 +276,7 @@ def encoded_segments(run: SynthesisRun, engine: Engine, timeline: AlignmentTimel
                     run.pace.item()
                 yield data
         if not counted:
-            run.done_segments += 1
+            run.segment_spoken()
         if budget is not None:
             budget.credit(min(pause, run.audio_seconds - segment_start))
     tail = encoder.finish()

@@ -84,7 +84,7 @@ def open_run(found: Found, *, started: float) -> SynthesisRun:
         with transaction.atomic():
             insert(record)  # record.save(force_insert=True), its INSERT built once (infra/lean_insert.py)
             record_dictionary_uses(record, dictionaries)
-            run.reservation = reserve_characters(tenant=req.tenant, characters=run.characters)
+            run.reserved(reserve_characters(tenant=req.tenant, characters=run.characters))
     except QuotaExceeded as exc:
         admission.release()
         discard_record_audio(record)

@@ -155,6 +155,66 @@ class SynthesisRun:
         if self.first_byte_at is None:
             self.first_byte_at = time.monotonic()
 
+    # --- progress: the stages change the run's state through these, never its fields -------------
+
+    def serve_cached(self, encoder: StreamEncoder, timeline: AlignmentTimeline | None) -> None:
+        """A cache hit answers: the entry's encoder (format, duration) and its timings, if kept."""
+        self.encoder = encoder
+        self.timeline = timeline
+        self.record.sample_rate = encoder.format.sample_rate
+
+    def cached_whole(self, duration_s: float) -> None:
+        """The cache entry went out whole: every segment counts as spoken."""
+        self.done_segments = len(self.segments)
+        self.audio_seconds = duration_s
+
+    def cached_cut_short(self) -> None:
+        """A hit cut short: nothing of it is billed."""
+        self.done_segments = 0
+
+    def not_cached(self) -> None:
+        """A live stream found an entry it cannot use (its text is still arriving): it synthesizes."""
+        self.cached = None
+        self.record.cache_hit = False
+        SynthesisRecord.objects.filter(pk=self.record.pk).update(cache_hit=False)
+
+    def start_encoding(self, encoder: StreamEncoder, sink: AudioSink, timeline: AlignmentTimeline) -> None:
+        """The engine's audio goes out through ``encoder``; ``sink`` keeps what is sent; ``timeline`` times it."""
+        self.encoder = encoder
+        self.sink = sink
+        self.timeline = timeline
+        self.record.sample_rate = encoder.format.sample_rate
+
+    def made(self, seconds: float) -> None:
+        """``seconds`` more audio were made."""
+        self.audio_seconds += seconds
+
+    def segment_spoken(self) -> None:
+        """One more segment went out (any of its audio): its characters are spent."""
+        self.done_segments += 1
+
+    def paced(self, pace: StreamLead) -> None:
+        """A stream's lead over its listener (``run_stream``)."""
+        self.pace = pace
+
+    def live(self, segments: Iterable[Segment]) -> None:
+        """A live utterance hands out its segments as its text arrives (``LiveUtterance``)."""
+        self.segment_source = segments
+
+    def reserved(self, reservation: Reservation) -> None:
+        """The characters this run spends, reserved with its record (``open_run``)."""
+        self.reservation = reservation
+
+    def take_over_job(
+        self, *, claim: Callable[[str], bool], done_segments: int, audio_seconds: float, sample_rate: int
+    ) -> None:
+        """A job's run, made again from its row to end it: what its chunks made, and the conditional
+        update that makes this process the one that ends it (``tts.jobs.runner.job_finish``)."""
+        self.claim = claim
+        self.done_segments = done_segments
+        self.audio_seconds = audio_seconds
+        self.record.sample_rate = sample_rate
+
     # --- the end -------------------------------------------------------------
 
     @property

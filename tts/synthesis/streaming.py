@@ -180,10 +180,12 @@ def run_stream(run: SynthesisRun, make_iter: Callable[[], Iterator[T]], *, name:
     measures its lead over playback from what it hands the connection (``run.pace``,
     which the windowed engines read: small windows only while the listener waits).
     """
-    if run.pace is None:
-        run.pace = StreamLead(on_sent=metrics.stream_chunk_sent)
+    pace = run.pace
+    if pace is None:
+        pace = StreamLead(on_sent=metrics.stream_chunk_sent)
+        run.paced(pace)
     return ThreadedStream(
-        make_iter, abandon=run.cancel, stop=run.stop.set, name=f"{name}-{run.record.pk}", sent=run.pace.sent
+        make_iter, abandon=run.cancel, stop=run.stop.set, name=f"{name}-{run.record.pk}", sent=pace.sent
     )
 
 
@@ -255,7 +257,7 @@ class LiveUtterance:
         self._lock = threading.Lock()
         #: Pieces queued and not yet spoken to their last segment.
         self._pending = 0
-        run.segment_source = self._segments()
+        run.live(self._segments())
         self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = run_stream(run, self._chunks, name="tts-live")
 
     @property
