@@ -49,6 +49,12 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "")
+if REDIS_URL:
+    # Imported whole here, on the main thread, before any thread starts: redis-py's package imports
+    # itself in a circle (redis -> redis.asyncio -> redis.connection), and a thread importing it while
+    # the main thread does (the engine ledger's publisher beside django-redis, in a Celery worker's
+    # start) left a half-made module: "KeyError: 'redis'", a worker that never started.
+    import redis  # noqa: F401
 # Longer than channels_redis' 5 s blocking receive (see CHANNEL_LAYERS).
 CHANNEL_LAYER_SOCKET_TIMEOUT_S = 15
 if REDIS_URL:
