@@ -288,6 +288,24 @@ def test_websocket_utterance(
     assert not record.audio  # an API stream that did not finish keeps no file
 
 
+def test_pieces_added_before_the_stream_starts_are_spoken_once(tenant_a: TenantCtx, joe: Voice) -> None:
+    """Under load the stream's thread starts after later pieces arrived: each is still spoken once
+    (they were spoken twice: a sentence repeated in a WebSocket's audio, billed once)."""
+    utterance = _utterance(tenant_a)
+    for sentence in SENTENCES[1:]:
+        assert utterance.add_text(" " + sentence)  # before anything iterates the stream
+    utterance.end()
+
+    async def spoken() -> list[str]:
+        return ["".join(alignment.chars) async for _, alignment in utterance.stream if alignment is not None]
+
+    texts = asyncio.run(spoken())
+    assert utterance.stream.finished.wait(60)
+    assert [t.strip() for t in texts] == SENTENCES
+    record = SynthesisRecord.objects.get(pk=utterance.run.record.pk)
+    assert record.status == "success" and record.characters == len(" ".join(SENTENCES))
+
+
 def test_a_stopped_playground_utterance_keeps_what_it_spoke(tenant_a: TenantCtx, joe: Voice, ledger: Ledger) -> None:
     """``keep_cancelled_audio`` (the playground's Stop): the cancelled record keeps the audio of what it billed."""
     run = synthesis_prepare(

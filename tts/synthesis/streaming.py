@@ -257,7 +257,10 @@ class LiveUtterance:
         self._lock = threading.Lock()
         #: Pieces queued and not yet spoken to their last segment.
         self._pending = 0
-        run.live(self._segments())
+        # The opening piece's segments, taken now: later pieces extend ``run.segments`` and come
+        # through the queue, so a snapshot taken when the stream's thread starts (late, on a busy
+        # machine) held the next piece too and spoke it twice.
+        run.live(self._segments(list(run.segments)))
         self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = run_stream(run, self._chunks, name="tts-live")
 
     @property
@@ -348,8 +351,8 @@ class LiveUtterance:
 
     # --- the stream's thread ---------------------------------------------
 
-    def _segments(self) -> Iterator[Segment]:
-        for segment in list(self.run.segments):
+    def _segments(self, opening: list[Segment]) -> Iterator[Segment]:
+        for segment in opening:
             self._check_cancelled()
             self._current = segment
             yield segment
