@@ -152,11 +152,19 @@ class VoiceDetailApi(APIView):
         return Response(voice_json(voice, tenant_id=request_tenant(request).pk))
 
 
-def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
+def _model_fields(
+    model_id: str,
+    name: str,
+    description: str,
+    languages: list[str] | tuple[str, ...],
+    served_by: list[str],
+    max_chars: int,
+) -> dict[str, Any]:
+    """ElevenLabs' Model shape, the same for the platform's models and the ``eleven_*`` ids they answer."""
     return {
-        "model_id": version.model_id,
-        "name": version.display_name or version.model_id,
-        "description": version.description,
+        "model_id": model_id,
+        "name": name,
+        "description": description,
         "can_be_finetuned": False,
         "can_do_text_to_speech": True,
         "can_do_voice_conversion": False,
@@ -168,14 +176,19 @@ def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
         "max_characters_request_free_user": max_chars,
         "max_characters_request_subscribed_user": max_chars,
         "maximum_text_length_per_request": max_chars,
-        "languages": languages_json(version.languages),
+        "languages": languages_json(languages),
         "model_rates": {"character_cost_multiplier": 1.0},
         "concurrency_group": "standard",
-        "served_by": [version.model_id],
-        "version": version.version,
-        "engine": version.engine,
-        "sample_rate": version.sample_rate,
+        "served_by": served_by,
     }
+
+
+def model_json(version: ModelVersion, max_chars: int) -> dict[str, Any]:
+    name = version.display_name or version.model_id
+    fields = _model_fields(
+        version.model_id, name, version.description, version.languages, [version.model_id], max_chars
+    )
+    return {**fields, "version": version.version, "engine": version.engine, "sample_rate": version.sample_rate}
 
 
 def languages_json(codes: list[str] | tuple[str, ...]) -> list[dict[str, str]]:
@@ -185,27 +198,10 @@ def languages_json(codes: list[str] | tuple[str, ...]) -> list[dict[str, str]]:
 def model_alias_json(alias: ModelAlias, max_chars: int) -> dict[str, Any]:
     """An ElevenLabs model id in ElevenLabs' Model shape; ``served_by`` names the platform's models
     that answer it (each voice speaks with its own)."""
-    return {
-        "model_id": alias.model_id,
-        "name": alias.name,
-        "description": f"Accepted for ElevenLabs clients: each voice speaks it with its own model "
-        f"({', '.join(alias.served_by)}).",
-        "can_be_finetuned": False,
-        "can_do_text_to_speech": True,
-        "can_do_voice_conversion": False,
-        "can_use_style": False,
-        "can_use_speaker_boost": False,
-        "serves_pro_voices": False,
-        "token_cost_factor": 1.0,
-        "requires_alpha_access": False,
-        "max_characters_request_free_user": max_chars,
-        "max_characters_request_subscribed_user": max_chars,
-        "maximum_text_length_per_request": max_chars,
-        "languages": languages_json(alias.languages),
-        "model_rates": {"character_cost_multiplier": 1.0},
-        "concurrency_group": "standard",
-        "served_by": list(alias.served_by),
-    }
+    description = (
+        f"Accepted for ElevenLabs clients: each voice speaks it with its own model ({', '.join(alias.served_by)})."
+    )
+    return _model_fields(alias.model_id, alias.name, description, alias.languages, list(alias.served_by), max_chars)
 
 
 @extend_schema_view(
