@@ -8,7 +8,8 @@ it back. So two rules hold every engine thread to the priority it was given:
   inherited (a worker started from a demoted thread would otherwise stay at 19 for good);
 * workers are started by ``start_thread``: from one spawner thread that runs at the process's base
   nice and is never demoted, never from the thread that asks (which may be a demoted worker that
-  retires: ``engine_share``).
+  retires: ``engine_share``). The spawner starts with the first worker (no thread at import): that
+  first call comes before any run, so before any thread was demoted.
 
 ``base_nice`` is the main thread's nice (``PRIO_PROCESS`` with the process id names the main
 thread on Linux), what the process was started with. Elsewhere than Linux nothing is changed.
@@ -116,13 +117,3 @@ def start_thread(thread: threading.Thread) -> None:
         thread.start()
         return
     _spawner.start(thread)
-
-
-def start_spawner() -> None:
-    """Start the spawner now, from this thread (call from a thread at the base nice: start-up)."""
-    if LINUX:
-        _spawner._ensure_running()
-
-
-# Imported at start-up, on the main thread: the spawner starts at the process's base nice.
-start_spawner()
