@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from in_process import bench_tenant, setup_with_joe
+from in_process import bench_tenant, import_kokoro, setup_with_joe
 
 PROSE = "The harbour was quiet that morning, and the boats rocked against the old stone wall. "
 #: The plain request of each language (what every field's row is compared with, at the same billed length).
@@ -160,19 +160,7 @@ def main() -> None:
     setup_with_joe("bench-costs")
     voices = [v.strip() for v in args.voices.split(",") if v.strip()]
     if any(v != "joe" for v in voices):
-        import tempfile
-        from pathlib import Path
-
-        from django.conf import settings
-
-        from tts.catalogue.kokoro_import import import_kokoro_voices
-        from tts.inference.kokoro_voices import fetch
-
-        import_kokoro_voices(
-            activate=True,
-            dest_dir=Path(tempfile.mkdtemp(prefix="bench-costs-kokoro-")),
-            npm_voices=fetch(settings.TTS_KOKORO_VOICES_DIR),
-        )
+        import_kokoro("bench-costs")
     # No request here may stop at a limit: the plan's engine-time budget is out of reach.
     tenant, key = bench_tenant("bench-costs", max_engine_seconds_per_request=10**6)
     from django.test import Client

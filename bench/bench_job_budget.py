@@ -16,10 +16,8 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import tempfile
-from pathlib import Path
 
-from in_process import ROOT, bench_tenant, setup_with_joe
+from in_process import ROOT, bench_tenant, import_kokoro, setup_with_joe
 
 TEXTS = json.loads((ROOT.parent / "shared" / "bench" / "texts.json").read_text())
 HOSTILE = "$9,999,999.99 " * 40
@@ -33,16 +31,7 @@ def main() -> None:
     setup_with_joe("bench-job-budget")
     voices = [v.strip() for v in args.voices.split(",") if v.strip()]
     if any(v != "joe" for v in voices):
-        from django.conf import settings
-
-        from tts.catalogue.kokoro_import import import_kokoro_voices
-        from tts.inference.kokoro_voices import fetch
-
-        import_kokoro_voices(
-            activate=True,
-            dest_dir=Path(tempfile.mkdtemp(prefix="bench-job-budget-kokoro-")),
-            npm_voices=fetch(settings.TTS_KOKORO_VOICES_DIR),
-        )
+        import_kokoro("bench-job-budget")
     from accounts.models import Plan
     from tts.audio.formats import parse_elevenlabs_format
     from tts.synthesis import SynthesisRequest, job_prepare, job_resolve, synthesis_create

@@ -38,6 +38,21 @@ def setup_with_joe(name: str) -> None:
     import_piper_voice(model_path(), config_path(), voice_id="joe", activate=True)
 
 
+def import_kokoro(name: str) -> None:
+    """Kokoro-82M and its 54 voices (kokoro-js's, from ``TTS_KOKORO_VOICES_DIR``), active, in a model
+    directory of this bench's own; after ``setup_with_joe``."""
+    from django.conf import settings
+
+    from tts.catalogue.kokoro_import import import_kokoro_voices
+    from tts.inference.kokoro_voices import fetch
+
+    import_kokoro_voices(
+        activate=True,
+        dest_dir=Path(tempfile.mkdtemp(prefix=f"{name}-kokoro-")),
+        npm_voices=fetch(settings.TTS_KOKORO_VOICES_DIR),
+    )
+
+
 def bench_tenant(name: str, **limits: Any) -> tuple[Any, str]:
     """A tenant called ``name`` on a plan of its own (no limit a bench reaches, unless ``limits``) and its key."""
     from accounts.keys import api_key_create
