@@ -85,7 +85,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
         # New keys go through the service so only the hash is stored; the
         # secret is shown once, on the page the add form redirects to.
         issued = api_key_create(
-            tenant=obj.tenant, name=obj.name, scopes=obj.scopes, expires_at=obj.expires_at,
+            tenant=obj.tenant,
+            name=obj.name,
+            scopes=obj.scopes,
+            expires_at=obj.expires_at,
             created_by=request.user if isinstance(request.user, User) else None,
         )
         obj.pk = issued.api_key.pk

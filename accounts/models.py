@@ -23,10 +23,10 @@ class Plan(models.Model):
     max_running_jobs = models.PositiveIntegerField(default=2)
     history_retention_days = models.PositiveIntegerField(default=30)
     # Engine-seconds one request (a stream-input WebSocket: its connection) may spend; empty:
-    # TTS_MAX_ENGINE_SECONDS_PER_REQUEST (tts/synthesis/engine_budget.py, docs/limits.md).
+    # TTS_MAX_ENGINE_SECONDS_PER_REQUEST (tts/synthesis/engine_time/budget.py, docs/limits.md).
     max_engine_seconds_per_request = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.1)])
     # Engine-seconds one long-form job may spend, checked before it is queued and charged as it runs;
-    # empty: TTS_MAX_ENGINE_SECONDS_PER_JOB (tts/synthesis/job_stages.py, docs/limits.md).
+    # empty: TTS_MAX_ENGINE_SECONDS_PER_JOB (tts/synthesis/stages/job.py, docs/limits.md).
     max_engine_seconds_per_job = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0.1)])
 
     def __str__(self) -> str:

@@ -1,4 +1,4 @@
-"""Engine time per second of audio, per engine: the defaults of ``tts/synthesis/engine_cost.py``.
+"""Engine time per second of audio, per engine: the defaults of ``tts/synthesis/engine_time/cost.py``.
 
 A benchmark, not a test. In this process (``in_process``: SQLite, audio cache off,
 ``TTS_ENGINE_THREADS=1``), each engine synthesizes bench texts through the real pipeline

@@ -35,9 +35,9 @@ def main() -> None:
     from accounts.models import Plan
     from tts.audio.formats import parse_elevenlabs_format
     from tts.synthesis import SynthesisRequest, job_prepare, job_resolve, synthesis_create
-    from tts.synthesis.engine_budget import low_speech_seconds
-    from tts.synthesis.engine_cost import engine_cost_factor
-    from tts.synthesis.estimate import effective_speed
+    from tts.synthesis.engine_time.budget import low_speech_seconds
+    from tts.synthesis.engine_time.cost import engine_cost_factor
+    from tts.synthesis.stages.estimate import effective_speed
 
     tenant, _ = bench_tenant("bench-job-budget", max_engine_seconds_per_request=10**6, max_engine_seconds_per_job=10**9)
     job_chars = Plan._meta.get_field("job_max_characters").default

@@ -54,9 +54,21 @@ LENGTHS = (1, 2, 4, 8)
 
 
 class MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost"
-    )]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def status_mb(key: str) -> float:
@@ -97,12 +109,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--mmap-threshold", type=int, default=0, help="0: glibc's dynamic threshold (the tests')")
-    parser.add_argument("--session", default="engine", choices=["engine", "none", "arena", "pattern", "arena+pattern"],
-                        help="engine: as the engine makes it; none: no arena, no memory pattern (before #45); "
-                        "the others: with them, no shrink after a run")
+    parser.add_argument(
+        "--session",
+        default="engine",
+        choices=["engine", "none", "arena", "pattern", "arena+pattern"],
+        help="engine: as the engine makes it; none: no arena, no memory pattern (before #45); "
+        "the others: with them, no shrink after a run",
+    )
     parser.add_argument("--trim", action="store_true", help="malloc_trim(0) after each call")
-    parser.add_argument("--parallel", type=int, default=1,
-                        help="the same call this many times at once (TTS_CPUS set to it: the engine's concurrency)")
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        default=1,
+        help="the same call this many times at once (TTS_CPUS set to it: the engine's concurrency)",
+    )
     parser.add_argument("--languages", nargs="+", default=list(WORDS))
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
     parser.add_argument("--models-dir", default=str(ROOT / "var" / "bench" / "kokoro-models"))
@@ -129,22 +149,28 @@ def main() -> int:
     files = prepare_kokoro_files(args.models_dir, npm_voices=fetch(args.npm_voices))
     from tts.inference.kokoro_onnx import KokoroOnnxEngine
 
-    engine = KokoroOnnxEngine(ModelSpec(1, "kokoro-onnx", str(files.model_path), str(files.config_path)),
-                              threads=args.threads)
+    engine = KokoroOnnxEngine(
+        ModelSpec(1, "kokoro-onnx", str(files.model_path), str(files.config_path)), threads=args.threads
+    )
     if args.session != "engine":
         engine.session = onnxruntime.InferenceSession(
-            str(files.model_path), sess_options=session_options(args.session, args.threads),
+            str(files.model_path),
+            sess_options=session_options(args.session, args.threads),
             providers=["CPUExecutionProvider"],
         )
         engine._shrink_arena = False
     loaded_rss = status_mb("VmRSS")
-    print(f"# {platform.processor() or platform.machine()}, onnxruntime {onnxruntime.__version__}, "
-          f"threads {args.threads}, session {args.session}, mmap threshold {args.mmap_threshold}, "
-          f"trim {args.trim}, parallel {args.parallel}, "
-          f"NPY_DISABLE_CPU_FEATURES={os.environ.get('NPY_DISABLE_CPU_FEATURES', '')!r}")
+    print(
+        f"# {platform.processor() or platform.machine()}, onnxruntime {onnxruntime.__version__}, "
+        f"threads {args.threads}, session {args.session}, mmap threshold {args.mmap_threshold}, "
+        f"trim {args.trim}, parallel {args.parallel}, "
+        f"NPY_DISABLE_CPU_FEATURES={os.environ.get('NPY_DISABLE_CPU_FEATURES', '')!r}"
+    )
     print(f"# RSS: {start_rss:.0f} MB with Django, {loaded_rss:.0f} MB with the Kokoro session")
-    print("| language | front end + first text (MB) | ids per call | call's peak over the RSS before it (MB) "
-          "| RSS after each call (MB) | CPU s |")
+    print(
+        "| language | front end + first text (MB) | ids per call | call's peak over the RSS before it (MB) "
+        "| RSS after each call (MB) | CPU s |"
+    )
     print("|---|---:|---|---|---|---:|")
     # As a server: the same threads make every call (TTS_CPUS of them at once).
     pool = ThreadPoolExecutor(args.parallel) if args.parallel > 1 else None
@@ -177,10 +203,20 @@ def main() -> int:
                     libc.malloc_trim(0)
                 afters.append(status_mb("VmRSS"))
             ids_list.append(len(ids))
-        rows.append({"language": language, "front_end_mb": front_end, "ids": ids_list, "peaks": peaks,
-                     "after": afters, "cpu_s": cpu})
-        print(f"| {language} | {front_end:+.0f} | {', '.join(map(str, ids_list))} | "
-              f"{', '.join(f'+{p:.0f}' for p in peaks)} | {', '.join(f'{a:.0f}' for a in afters)} | {cpu:.1f} |")
+        rows.append(
+            {
+                "language": language,
+                "front_end_mb": front_end,
+                "ids": ids_list,
+                "peaks": peaks,
+                "after": afters,
+                "cpu_s": cpu,
+            }
+        )
+        print(
+            f"| {language} | {front_end:+.0f} | {', '.join(map(str, ids_list))} | "
+            f"{', '.join(f'+{p:.0f}' for p in peaks)} | {', '.join(f'{a:.0f}' for a in afters)} | {cpu:.1f} |"
+        )
     end = {"rss": status_mb("VmRSS"), "process peak": max(process_peak, status_mb("VmHWM")), **heap_mb(libc)}
     libc.malloc_trim(0)
     end["rss after malloc_trim"] = status_mb("VmRSS")

@@ -18,7 +18,7 @@ whole-file requests on joe one after another, alone
 run: quiet, flood, noisy, stop). ``/healthz`` is probed all along. The audio
 cache is off, so every request of B is synthesized. With ``REDIS_URL`` set
 both servers use it (the host's engine-seconds ledger,
-``tts/synthesis/engine_host_share.py``); the database is a SQLite file of the
+``tts/synthesis/engine_time/host_share.py``); the database is a SQLite file of the
 run. Target (#36): B's p95 under each flood at most 2.0x its p95 alone, 0 of
 B's requests refused, 0 5xx; reported as the median and the spread over runs.
 

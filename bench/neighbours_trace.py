@@ -64,7 +64,7 @@ def _patch() -> None:
 
     from tts.inference import engine_share as share_module
     from tts.inference import work_pool
-    from tts.synthesis import scheduler as engine_scheduler
+    from tts.synthesis.engine_time import scheduler as engine_scheduler
 
     submit = engine_scheduler.FairScheduler.submit
 

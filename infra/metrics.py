@@ -2,7 +2,7 @@
 
 Request counts by route and status (429s also count as rate-limit refusals).
 The speech metrics (syntheses, latency, characters, cache, engine queue,
-models loaded) are defined by the layer that knows them: ``tts/synthesis/metrics.py``.
+models loaded) are defined by the layer that knows them: ``tts/synthesis/runs/metrics.py``.
 
 Metrics live in the process that made them (prometheus-client's default
 registry). daphne serves a site from one process, so that is exact per web

@@ -67,9 +67,7 @@ def _release_engines_loaded_by_the_test() -> Iterator[None]:
     before = {(spec.id, spec.sha256, spec.engine) for spec in registry.loaded_specs()}
     yield
     loaded_here = [
-        s
-        for s in registry.loaded_specs()
-        if (s.id, s.sha256, s.engine) not in before and not _is_a_session_engine(s)
+        s for s in registry.loaded_specs() if (s.id, s.sha256, s.engine) not in before and not _is_a_session_engine(s)
     ]
     if loaded_here:
         _unload(registry, loaded_here)
@@ -246,8 +244,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         own, children, bound = config.stash[_PEAK_RSS]
     else:
         (own, children), bound = _peak_rss_mb(), _rss_bound_mb()
-    line = (f"peak RSS: pytest process {own:.0f} MiB, largest child process {children:.0f} MiB "
-            f"(bound TTS_TEST_MAX_RSS_MB={bound})")
+    line = (
+        f"peak RSS: pytest process {own:.0f} MiB, largest child process {children:.0f} MiB "
+        f"(bound TTS_TEST_MAX_RSS_MB={bound})"
+    )
     growth = config.stash.get(_GROWTH, _MemoryGrowth())
     held, peak = growth.largest_held(), growth.largest_peak()
     if bound > 0 and max(own, children) > bound:
@@ -259,8 +259,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         terminalreporter.write_line(f"FAILED {line}: over the bound{why}", red=True, bold=True)
     else:
         terminalreporter.write_line(line)
-    for title, tests in (("held most more memory after them (VmRSS)", held),
-                         ("raised the peak most (VmHWM)", peak)):
+    for title, tests in (("held most more memory after them (VmRSS)", held), ("raised the peak most (VmHWM)", peak)):
         if tests:
             terminalreporter.write_line(f"tests that {title}:")
             for mb, nodeid in tests:

@@ -14,8 +14,11 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_it_names_paths_relative_to_the_repository(path: Path) -> None:
-    hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if MACHINE_PATH.search(line)]
+    hits = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if MACHINE_PATH.search(line)
+    ]
     assert not hits, "absolute paths of one machine:\n" + "\n".join(hits)
 
 

@@ -154,7 +154,7 @@ class SynthesisRecord(models.Model):
     audio = models.FileField(upload_to="history/%Y/%m/", blank=True, max_length=300)
     created_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
-    #: While pending: renewed by the process synthesizing it (``tts.synthesis.run``); a pending
+    #: While pending: renewed by the process synthesizing it (``tts.synthesis.runs.run``); a pending
     #: record whose heartbeat stopped belongs to a process that died, and is reaped.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     #: Deleted by its tenant: gone from history (text, audio, timings and settings emptied), kept

@@ -8,9 +8,9 @@ from typing import Any
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.urls import path, re_path
 
-from tts.realtime.consumers import StreamInputConsumer
-from tts.realtime.job_consumers import JobProgressConsumer
-from tts.realtime.multi_stream_input import MultiStreamInputConsumer
+from tts.api.websocket.consumers import StreamInputConsumer
+from tts.api.websocket.jobs import JobProgressConsumer
+from tts.api.websocket.multi_context import MultiStreamInputConsumer
 
 CLOSE_NOT_FOUND = 4404
 

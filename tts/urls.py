@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import playground_views, pronunciation_views, usage_views, views
+from tts.dashboard import playground as playground_views
+from tts.dashboard import pronunciation as pronunciation_views
+from tts.dashboard import usage as usage_views
+from tts.dashboard import views
 
 urlpatterns = [
     path("", views.overview, name="overview"),

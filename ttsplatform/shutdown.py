@@ -1,4 +1,4 @@
-"""SIGTERM in a daphne process: drain (tts/synthesis/shutdown.py), then stop the reactor.
+"""SIGTERM in a daphne process: drain (tts/synthesis/runs/shutdown.py), then stop the reactor.
 
 Twisted installs its own SIGTERM handler (stop the reactor at once, which
 cancels every open request) when the reactor starts; this one replaces it

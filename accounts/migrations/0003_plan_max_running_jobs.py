@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0002_dailyusage'),
+        ("accounts", "0002_dailyusage"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='plan',
-            name='max_running_jobs',
+            model_name="plan",
+            name="max_running_jobs",
             field=models.PositiveIntegerField(default=2),
         ),
     ]

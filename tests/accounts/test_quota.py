@@ -39,7 +39,9 @@ def test_it_refunds_part_of_a_reservation(tenant_a: TenantCtx) -> None:
 
 def _post(url: str, key: str, text: str) -> int:
     request = urllib.request.Request(
-        url, data=json.dumps({"text": text}).encode(), method="POST",
+        url,
+        data=json.dumps({"text": text}).encode(),
+        method="POST",
         headers={"xi-api-key": key, "Content-Type": "application/json"},
     )
     try:

@@ -16,9 +16,16 @@ from tts.models import SynthesisRecord, Voice
 def make_records(ctx: TenantCtx, n: int, **fields: object) -> list[SynthesisRecord]:
     now = timezone.now()
     records = [
-        SynthesisRecord(tenant=ctx.tenant, voice_id=str(fields.get("voice_id", "joe")), text=f"item {i}",
-                        characters=6, output_format="mp3_44100_128", source=str(fields.get("source", "elevenlabs")),
-                        status="success", created_at=now - dt.timedelta(seconds=i))
+        SynthesisRecord(
+            tenant=ctx.tenant,
+            voice_id=str(fields.get("voice_id", "joe")),
+            text=f"item {i}",
+            characters=6,
+            output_format="mp3_44100_128",
+            source=str(fields.get("source", "elevenlabs")),
+            status="success",
+            created_at=now - dt.timedelta(seconds=i),
+        )
         for i in range(n)
     ]
     return SynthesisRecord.objects.bulk_create(records)

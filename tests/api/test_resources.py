@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.fixtures import TenantCtx
 from tts.catalogue import ELEVENLABS_MODELS
 from tts.models import ModelVersion, Voice
-from tts.synthesis.resolve import FOREIGN_MODEL_PREFIXES
+from tts.synthesis.stages.resolve import FOREIGN_MODEL_PREFIXES
 
 
 def test_it_lists_voices(tenant_a: TenantCtx, joe: Voice) -> None:
@@ -17,8 +17,9 @@ def test_it_lists_voices(tenant_a: TenantCtx, joe: Voice) -> None:
 
 
 def test_it_lists_active_models_only(tenant_a: TenantCtx, joe: Voice) -> None:
-    ModelVersion.objects.create(model_id="draft-model", version="1", model_path="x", config_path="y", sha256="0",
-                                sample_rate=16000)
+    ModelVersion.objects.create(
+        model_id="draft-model", version="1", model_path="x", config_path="y", sha256="0", sample_rate=16000
+    )
     models = tenant_a.client().get("/v1/models").json()
     assert [m["model_id"] for m in models if not m["model_id"].startswith("eleven_")] == ["en_US-joe-medium"]
     assert models[0]["can_do_text_to_speech"] is True
@@ -39,7 +40,8 @@ def test_it_lists_the_elevenlabs_ids_it_accepts_mapped_to_its_models(
         assert entry["served_by"] == ["en_US-joe-medium", "kokoro-82m-ja"]
         assert entry["languages"][0] == {"language_id": "en", "name": "English"}
         assert {lang["language_id"] for lang in entry["languages"]} == {
-            "en", *(lang["language_id"] for lang in kokoro_languages)
+            "en",
+            *(lang["language_id"] for lang in kokoro_languages),
         }
         assert entry["maximum_text_length_per_request"] == 5000
         assert "en_US-joe-medium" in entry["description"]
@@ -67,16 +69,31 @@ def test_it_lists_only_models_whose_voices_the_tenant_may_use(
     tenant_a: TenantCtx, tenant_b: TenantCtx, joe: Voice, django_assert_max_num_queries
 ) -> None:
     def private_model(model_id: str, owner: TenantCtx) -> None:
-        ModelVersion.objects.create(model_id=model_id, version="1", model_path="x", config_path="y", sha256="0",
-                                    sample_rate=22050, status=ModelVersion.Status.ACTIVE)
-        Voice.objects.create(voice_id=f"{model_id}-voice", name=model_id, language="en", model_id=model_id,
-                             tenant=owner.tenant)
+        ModelVersion.objects.create(
+            model_id=model_id,
+            version="1",
+            model_path="x",
+            config_path="y",
+            sha256="0",
+            sample_rate=22050,
+            status=ModelVersion.Status.ACTIVE,
+        )
+        Voice.objects.create(
+            voice_id=f"{model_id}-voice", name=model_id, language="en", model_id=model_id, tenant=owner.tenant
+        )
 
     private_model("alpha-secret-model", tenant_a)
     private_model("beta-secret-model", tenant_b)
     # Active, but no voice at all uses it: nobody can speak with it.
-    ModelVersion.objects.create(model_id="orphan-model", version="1", model_path="x", config_path="y", sha256="0",
-                                sample_rate=22050, status=ModelVersion.Status.ACTIVE)
+    ModelVersion.objects.create(
+        model_id="orphan-model",
+        version="1",
+        model_path="x",
+        config_path="y",
+        sha256="0",
+        sample_rate=22050,
+        status=ModelVersion.Status.ACTIVE,
+    )
     with django_assert_max_num_queries(4):
         models_a = tenant_a.client().get("/v1/models").json()
     models_b = tenant_b.client().get("/v1/models").json()

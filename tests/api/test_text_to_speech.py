@@ -196,10 +196,17 @@ def test_it_refuses_text_the_voice_cannot_speak(tenant_a: TenantCtx, joe: Voice)
 def test_it_reads_numbers_and_symbols_aloud(tenant_a: TenantCtx, joe: Voice) -> None:
     client = tenant_a.client()
     url = f"{URL}?output_format=pcm_16000"
-    normalized = client.post(url, {"text": "Dr. Smith paid $3.50 on 1/2/2024.", "apply_text_normalization": "on"},
-                             format="json")
-    spelled = client.post(url, {"text": "Doctor Smith paid three dollars and fifty cents on January second, twenty "
-                                        "twenty-four.", "apply_text_normalization": "off"}, format="json")
+    normalized = client.post(
+        url, {"text": "Dr. Smith paid $3.50 on 1/2/2024.", "apply_text_normalization": "on"}, format="json"
+    )
+    spelled = client.post(
+        url,
+        {
+            "text": "Doctor Smith paid three dollars and fifty cents on January second, twenty twenty-four.",
+            "apply_text_normalization": "off",
+        },
+        format="json",
+    )
     assert normalized.status_code == spelled.status_code == 200
     # The pipeline speaks the normalized reading: about as long as the spelled-out text.
     assert abs(len(normalized.content) - len(spelled.content)) < 0.15 * len(spelled.content)

@@ -33,8 +33,14 @@ def catalogue(joe: Voice, tenant_a: TenantCtx, tenant_b: TenantCtx) -> None:
     """Joe, three more shared voices, one private voice of each tenant; one voice no model serves."""
     Voice.objects.filter(pk=joe.pk).update(created_at=START)
     _voice("amy", "Amy", days=1, language="en-GB", labels={"gender": "female", "accent": "british", "age": "young"})
-    _voice("bruno", "Bruno", days=2, language="de", labels={"gender": "male", "use_case": "narration"},
-           description="A calm storyteller")
+    _voice(
+        "bruno",
+        "Bruno",
+        days=2,
+        language="de",
+        labels={"gender": "male", "use_case": "narration"},
+        description="A calm storyteller",
+    )
     _voice("chiara", "Chiara", days=3, language="it", labels={"gender": "female", "accent": "italian"})
     _voice("alpha-own", "Alpha Own", tenant=tenant_a, days=4, labels={"gender": "male"})
     _voice("beta-secret", "Beta Secret", tenant=tenant_b, days=5, labels={"gender": "female", "accent": "british"})
@@ -139,8 +145,15 @@ def test_it_filters_as_elevenlabs_defines(tenant_a: TenantCtx, catalogue: None, 
 
 def test_another_tenants_voices_are_never_listed(tenant_a: TenantCtx, tenant_b: TenantCtx, catalogue: None) -> None:
     client = tenant_a.client()
-    for query in ("", "search=beta", "voice_ids=beta-secret", "voice_type=personal", "category=professional",
-                  "gender=female&accent=british", "page_size=100"):
+    for query in (
+        "",
+        "search=beta",
+        "voice_ids=beta-secret",
+        "voice_type=personal",
+        "category=professional",
+        "gender=female&accent=british",
+        "page_size=100",
+    ):
         body = client.get(f"/v2/voices?{query}").json()
         assert "beta-secret" not in _ids(body), query
     assert _ids(tenant_b.client().get("/v2/voices?voice_type=personal").json()) == ["beta-secret"]

@@ -131,8 +131,14 @@ def test_the_history_list_pages_searches_plays_and_fits(
     assert spoken.status_code == 200
     item = SynthesisRecord.objects.get(pk=spoken.headers["history-item-id"])
     SynthesisRecord.objects.bulk_create(
-        SynthesisRecord(tenant=tenant_a.tenant, voice_id="joe", output_format="mp3_44100_128", source="openai",
-                        status="success", request_id=f"req-{uuid.uuid4().hex}")
+        SynthesisRecord(
+            tenant=tenant_a.tenant,
+            voice_id="joe",
+            output_format="mp3_44100_128",
+            source="openai",
+            status="success",
+            request_id=f"req-{uuid.uuid4().hex}",
+        )
         for _ in range(120)
     )
     errors = PageErrors()
@@ -204,8 +210,16 @@ def test_every_admin_page_fits_and_says_what_it_does(
         {"type": "alias", "string_to_replace": "UN", "alias": "United Nations"},
     ])  # fmt: skip
     # joe speaks a history item: it is in use.
-    SynthesisRecord.objects.create(tenant=tenant_a.tenant, voice_id="joe", voice_name="Joe", text="Hi.",
-                                   characters=3, output_format="mp3_44100_128", source="openai", status="success")
+    SynthesisRecord.objects.create(
+        tenant=tenant_a.tenant,
+        voice_id="joe",
+        voice_name="Joe",
+        text="Hi.",
+        characters=3,
+        output_format="mp3_44100_128",
+        source="openai",
+        status="success",
+    )
     errors = PageErrors()
     context, page = admin_page(chromium, base, viewport, errors)
     for url in admin_table_pages(tenant_a.tenant, made.pk):

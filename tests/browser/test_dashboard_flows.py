@@ -335,7 +335,11 @@ JAPANESE_TEXT = "今日は良い天気ですね。散歩に行きましょう。
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_history_fits_downloads_wav_by_default_and_searches(
-    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice, viewport: dict,
+    chromium: Any,
+    live_server_url: str,
+    tenant_a: TenantCtx,
+    joe: Voice,
+    viewport: dict,
     request: pytest.FixtureRequest,
 ) -> None:
     base = live_server_url
@@ -343,15 +347,27 @@ def test_history_fits_downloads_wav_by_default_and_searches(
     japanese = None
     if viewport == DESKTOP:  # a Japanese item: its download keeps the words (Kokoro speaks it)
         request.getfixturevalue("kokoro")
-        spoken = httpx.post(f"{base}/v1/text-to-speech/jf_alpha?output_format=mp3_44100_128",
-                            json={"text": JAPANESE_TEXT}, headers=headers, timeout=180)
+        spoken = httpx.post(
+            f"{base}/v1/text-to-speech/jf_alpha?output_format=mp3_44100_128",
+            json={"text": JAPANESE_TEXT},
+            headers=headers,
+            timeout=180,
+        )
         assert spoken.status_code == 200, spoken.text
         japanese = spoken.headers["history-item-id"]
-    raw = httpx.post(f"{base}/v1/text-to-speech/joe?output_format=pcm_22050", json={"text": HISTORY_TEXT},
-                     headers=headers, timeout=120)
+    raw = httpx.post(
+        f"{base}/v1/text-to-speech/joe?output_format=pcm_22050",
+        json={"text": HISTORY_TEXT},
+        headers=headers,
+        timeout=120,
+    )
     assert raw.status_code == 200
-    other = httpx.post(f"{base}/v1/text-to-speech/joe?output_format=mp3_44100_128",
-                       json={"text": "Another item entirely."}, headers=headers, timeout=120)
+    other = httpx.post(
+        f"{base}/v1/text-to-speech/joe?output_format=mp3_44100_128",
+        json={"text": "Another item entirely."},
+        headers=headers,
+        timeout=120,
+    )
     assert other.status_code == 200
     item_id = raw.headers["history-item-id"]
     errors = PageErrors()
@@ -447,8 +463,9 @@ def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
     page.get_by_role("link", name="Jobs").click()
     assert "Up to 20,940 characters now (20,940 left this month" in page.locator("#job-text-help").inner_text()
     # A request spoken before: the tenant's pace, which moves the bar while the first chunk runs.
-    paced = httpx.post(f"{base}/v1/text-to-speech/joe", json={"text": HISTORY_TEXT},
-                       headers={"xi-api-key": tenant_a.key}, timeout=120)
+    paced = httpx.post(
+        f"{base}/v1/text-to-speech/joe", json={"text": HISTORY_TEXT}, headers={"xi-api-key": tenant_a.key}, timeout=120
+    )
     assert paced.status_code == 200
     text = long_text(6000)
     page.get_by_label("Voice").select_option("joe")
@@ -466,8 +483,9 @@ def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
     first = page.evaluate("window.jobsStats.firstChunk")
     assert first["width"] > 0 and first["eta"].startswith("· about"), first
     # An estimate of the time left appears once a chunk is done, and the bar moves between chunk events.
-    page.wait_for_function(f"document.querySelector('{item} [data-role=eta]').textContent.includes('about')",
-                           timeout=120_000)
+    page.wait_for_function(
+        f"document.querySelector('{item} [data-role=eta]').textContent.includes('about')", timeout=120_000
+    )
     assert page.evaluate("window.jobsStats.estimated") > 0
     page.wait_for_function(  # the bar ahead of the finished chunks: it moves within a chunk
         f"parseFloat(document.querySelector('{item} .meter-fill').style.width) > "
@@ -514,7 +532,12 @@ LONG_WORD = "Supercalifragilisticexpialidocious" * 2
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_every_page_fits_and_labels_its_controls(
-    chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice, kokoro: Voice, viewport: dict,
+    chromium: Any,
+    live_server_url: str,
+    tenant_a: TenantCtx,
+    joe: Voice,
+    kokoro: Voice,
+    viewport: dict,
     tmp_path: Path,
 ) -> None:
     from tests.browser.test_dashboard import ACCESSIBILITY_CHECK, backfill_usage

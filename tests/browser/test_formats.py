@@ -104,8 +104,9 @@ def _play_all(chromium: Any, answers: list[tuple[str, OutputFormat, bytes, str]]
         for label, fmt, data, item in answers:
             record = SynthesisRecord.objects.get(pk=item)
             raw = fmt.codec if fmt.is_raw else None
-            result = page.evaluate(PLAY_JS, [base64.b64encode(data).decode(), fmt.content_type, raw,
-                                             record.sample_rate])
+            result = page.evaluate(
+                PLAY_JS, [base64.b64encode(data).decode(), fmt.content_type, raw, record.sample_rate]
+            )
             problems = [result["error"]] if "error" in result else []
             if not problems:
                 if abs(result["decoded"] - record.duration_s) > 0.15:
@@ -136,8 +137,12 @@ def test_every_elevenlabs_format_plays_in_chromium(chromium: Any, live_server_ur
     ctx = make_tenant("browser-formats", limit=10_000_000)
     answers = []
     for name in ELEVENLABS_FORMATS:
-        data, item = _stream(live_server_url, f"/v1/text-to-speech/joe/stream?output_format={name}",
-                             {"xi-api-key": ctx.key}, {"text": TEXT})
+        data, item = _stream(
+            live_server_url,
+            f"/v1/text-to-speech/joe/stream?output_format={name}",
+            {"xi-api-key": ctx.key},
+            {"text": TEXT},
+        )
         answers.append((f"elevenlabs {name}", parse_elevenlabs_format(name), data, item))
     _play_all(chromium, answers)
 
@@ -147,7 +152,11 @@ def test_every_openai_format_plays_in_chromium(chromium: Any, live_server_url: s
     ctx = make_tenant("browser-openai", limit=10_000_000)
     answers = []
     for name in OPENAI_FORMATS:
-        data, item = _stream(live_server_url, "/v1/audio/speech", {"Authorization": f"Bearer {ctx.key}"},
-                             {"model": "tts-1", "voice": "alloy", "input": TEXT, "response_format": name})
+        data, item = _stream(
+            live_server_url,
+            "/v1/audio/speech",
+            {"Authorization": f"Bearer {ctx.key}"},
+            {"model": "tts-1", "voice": "alloy", "input": TEXT, "response_format": name},
+        )
         answers.append((f"openai {name}", parse_openai(name), data, item))
     _play_all(chromium, answers)

@@ -172,8 +172,14 @@ def test_raw_pcm_items_download_as_wav_by_default_with_a_readable_name(
 
 def test_it_searches_the_text(tenant_a: TenantCtx, owner_a: Client) -> None:
     make_records(tenant_a, 3)
-    SynthesisRecord.objects.create(tenant=tenant_a.tenant, voice_id="joe", text="A unique Lighthouse sentence",
-                                   output_format="mp3_44100_128", source="openai", status="success")
+    SynthesisRecord.objects.create(
+        tenant=tenant_a.tenant,
+        voice_id="joe",
+        text="A unique Lighthouse sentence",
+        output_format="mp3_44100_128",
+        source="openai",
+        status="success",
+    )
     html = owner_a.get("/history/?q=lighthouse").content.decode()
     assert html.count("data-item-id=") == 1 and "A unique Lighthouse sentence" in html
     assert 'value="lighthouse"' in html

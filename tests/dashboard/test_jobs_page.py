@@ -332,9 +332,7 @@ def test_the_limit_says_what_remains_this_month(tenant_a: TenantCtx, owner_a: Cl
     assert "Your monthly characters are used up" in owner_a.get("/jobs/").content.decode()
 
 
-def test_cancelling_says_what_was_refunded(
-    tenant_a: TenantCtx, owner_a: Client, joe: Voice, dispatched: list
-) -> None:
+def test_cancelling_says_what_was_refunded(tenant_a: TenantCtx, owner_a: Client, joe: Voice, dispatched: list) -> None:
     owner_a.post("/jobs/new/", {"voice": "joe", "text": TEXT, "output_format": "mp3_44100_128"})
     job = Job.objects.get()
     response = owner_a.post(f"/jobs/{job.pk}/cancel/", follow=True)
@@ -342,8 +340,13 @@ def test_cancelling_says_what_was_refunded(
     assert f"Cancelled the job; {len(TEXT)} characters were refunded (0 charged for what was spoken)." in html
     assert f"Refunded {len(TEXT)} characters; charged 0 for what was spoken." in html
     summary = owner_a.get(f"/jobs/{job.pk}/summary/").json()
-    assert summary == {"job_id": str(job.pk), "status": "cancelled", "characters": len(TEXT),
-                       "characters_charged": 0, "refunded": len(TEXT)}
+    assert summary == {
+        "job_id": str(job.pk),
+        "status": "cancelled",
+        "characters": len(TEXT),
+        "characters_charged": 0,
+        "refunded": len(TEXT),
+    }
 
 
 def test_a_partly_spoken_job_shows_its_refund_and_running_ones_an_estimate(

@@ -41,7 +41,11 @@ def spread(tenant_a: TenantCtx, tenant_b: TenantCtx) -> dict[str, object]:
             created_at=now - dt.timedelta(days=days),
         )  # fmt: skip
     SynthesisRecord.objects.create(
-        tenant=tenant_b.tenant, voice_id="joe", characters=5, output_format="mp3_44100_128", source="openai",
+        tenant=tenant_b.tenant,
+        voice_id="joe",
+        characters=5,
+        output_format="mp3_44100_128",
+        source="openai",
         created_at=now,
     )
     return {"today": now.date(), "key": tenant_a.api_key, "second": second}
@@ -81,7 +85,9 @@ def test_the_page_shows_the_breakdown_and_exports_it(tenant_a: TenantCtx, owner_
     assert [d["label"] for d in charts["characters"]["datasets"]] == ["joe", "emma"]
     assert charts["requests"]["datasets"][0]["data"] == [2.0, 0.0, 2.0]
     assert [(r["label"], r["characters"], r["requests"]) for r in page.context["summary"]] == [
-        ("joe", 1407, 4), ("emma", 40, 1)]
+        ("joe", 1407, 4),
+        ("emma", 40, 1),
+    ]
     assert f"/usage.csv?date_from={first}&amp;date_to={today}&amp;breakdown=voice" in html
     exported = owner_a.get(f"/usage.csv?date_from={first}&date_to={today}&breakdown=request_source")
     assert exported["Content-Type"].startswith("text/csv")

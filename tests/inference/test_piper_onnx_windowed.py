@@ -59,7 +59,6 @@ def ids_of(engine: PiperOnnxEngine, text: str) -> list[int]:
     return engine.phonemes_to_ids(sentences[0])
 
 
-
 def assert_no_steps_at_joins(pieces: Sequence[EngineOutput], audio: np.ndarray, reference: np.ndarray) -> None:
     """No clicks at the joins: around every join the waveform is the reference's, and the
     step across the join is no larger than the largest step of the reference around it."""
@@ -68,6 +67,7 @@ def assert_no_steps_at_joins(pieces: Sequence[EngineOutput], audio: np.ndarray, 
         assert np.max(np.abs(audio[near] - reference[near])) < 1e-3
         step = abs(float(audio[join]) - float(audio[join - 1]))
         assert step <= np.max(np.abs(np.diff(reference[near]))) + 1e-4
+
 
 def test_the_split_measures_the_receptive_fields(parts: WindowedParts) -> None:
     # Medium Piper voices: 4 flows of 4 WaveNet layers, kernel 5 (4 x 4 x 2 = 32 frames each side),

@@ -48,8 +48,9 @@ def run_line(line: str, env: dict[str, str], **kwargs: object) -> subprocess.Com
 def run_in_terminal(line: str, env: dict[str, str], answers: list[tuple[str, str]]) -> str:
     """Run ``line`` on a pseudo-terminal, answering each prompt (a regex) in turn; its whole output."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(shlex.split(line), cwd=ROOT, env=env, stdin=follower, stdout=follower,
-                            stderr=follower, close_fds=True)
+    proc = subprocess.Popen(
+        shlex.split(line), cwd=ROOT, env=env, stdin=follower, stdout=follower, stderr=follower, close_fds=True
+    )
     os.close(follower)
     output = ""
     pending = list(answers)
@@ -99,28 +100,41 @@ def test_readme_manage_lines_work_after_make_run(tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         key = re.search(r"tts_[0-9a-f]{12}_\S+", result.stdout)
         assert key, result.stdout
-        response = httpx.post(f"{base}/v1/text-to-speech/joe?output_format=mp3_44100_128",
-                              headers={"xi-api-key": key.group(0)}, json={"text": "A second key works."},
-                              timeout=120)
+        response = httpx.post(
+            f"{base}/v1/text-to-speech/joe?output_format=mp3_44100_128",
+            headers={"xi-api-key": key.group(0)},
+            json={"text": "A second key works."},
+            timeout=120,
+        )
         assert response.status_code == 200, response.text
         samples, rate = decode_audio(response.content, "mp3_44100_128")
         assert_speech(samples, rate, expected_rate=44100, text="A second key works.")
 
         # "createsuperuser first": then the admin lets that user in.
         password = "an-admin-pass-" + "7" * 6
-        output = run_in_terminal(CREATE_SUPERUSER, env, [
-            (r"Username.*: $", "readme-admin"),
-            (r"Email address: $", "admin@example.com"),
-            (r"Password: $", password),
-            (r"Password \(again\): $", password),
-        ])
+        output = run_in_terminal(
+            CREATE_SUPERUSER,
+            env,
+            [
+                (r"Username.*: $", "readme-admin"),
+                (r"Email address: $", "admin@example.com"),
+                (r"Password: $", password),
+                (r"Password \(again\): $", password),
+            ],
+        )
         assert "Superuser created successfully." in output
         with httpx.Client(base_url=base, timeout=30) as client:
             client.get("/admin/login/")
-            login = client.post("/admin/login/?next=/admin/", data={
-                "username": "readme-admin", "password": password,
-                "csrfmiddlewaretoken": client.cookies["csrftoken"], "next": "/admin/",
-            }, headers={"Referer": f"{base}/admin/login/"})
+            login = client.post(
+                "/admin/login/?next=/admin/",
+                data={
+                    "username": "readme-admin",
+                    "password": password,
+                    "csrfmiddlewaretoken": client.cookies["csrftoken"],
+                    "next": "/admin/",
+                },
+                headers={"Referer": f"{base}/admin/login/"},
+            )
             assert login.status_code == 302 and login.headers["location"] == "/admin/", login.text[:500]
             assert "Site administration" in client.get("/admin/").text
     finally:
@@ -139,8 +153,14 @@ def test_production_still_needs_a_secret_key(tmp_path: Path) -> None:
     result = run_line(".venv/bin/python manage.py check", env)
     assert result.returncode != 0 and "SECRET_KEY" in result.stderr, "no make run yet: no development mode"
 
-    subprocess.run([".venv/bin/python", "-m", "ttsplatform.dev_settings"], cwd=ROOT, env=env, check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [".venv/bin/python", "-m", "ttsplatform.dev_settings"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     result = run_line(".venv/bin/python manage.py check", env)
     assert result.returncode == 0, result.stderr
     result = run_line(".venv/bin/python manage.py check", {**env, "DEBUG": "false"})

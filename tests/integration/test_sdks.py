@@ -26,9 +26,14 @@ def test_it_serves_the_elevenlabs_sdk(live_server_url: str) -> None:
     assert models[0].model_id == "en_US-joe-medium"
 
     for output_format, rate in (("mp3_44100_128", 44100), ("pcm_16000", 16000)):
-        audio = b"".join(client.text_to_speech.convert(
-            voice_id="joe", text=TEXT, model_id="eleven_multilingual_v2", output_format=output_format,
-        ))
+        audio = b"".join(
+            client.text_to_speech.convert(
+                voice_id="joe",
+                text=TEXT,
+                model_id="eleven_multilingual_v2",
+                output_format=output_format,
+            )
+        )
         samples, got = decode_audio(audio, output_format)
         assert_speech(samples, got, expected_rate=rate, text=TEXT)
 
@@ -51,8 +56,13 @@ def test_the_elevenlabs_sdk_searches_voices_and_lists_models(live_server_url: st
     make_joe()
     ctx = make_tenant("sdk-search")
     other = make_tenant("sdk-search-other")
-    Voice.objects.create(voice_id="amy", name="Amy", language="en-GB", model_id="en_US-joe-medium",
-                         labels={"gender": "female", "accent": "british"})
+    Voice.objects.create(
+        voice_id="amy",
+        name="Amy",
+        language="en-GB",
+        model_id="en_US-joe-medium",
+        labels={"gender": "female", "accent": "british"},
+    )
     Voice.objects.create(voice_id="own", name="Own Voice", model_id="en_US-joe-medium", tenant=ctx.tenant)
     Voice.objects.create(voice_id="theirs", name="Their Voice", model_id="en_US-joe-medium", tenant=other.tenant)
     client = ElevenLabs(api_key=ctx.key, base_url=live_server_url)

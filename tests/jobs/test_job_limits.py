@@ -16,7 +16,7 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tts.jobs.runner import job_claim, job_finish, job_run
 from tts.models import Job, SynthesisRecord, Voice
-from tts.synthesis import prepare as prepare_stage
+from tts.synthesis.stages import prepare as prepare_stage
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from tests.audio_checks import assert_speech
 from tts.inference.engine import ModelSpec, SynthesisParams
 from tts.inference.kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, package_sha256
 from tts.inference.kokoro_onnx import KokoroOnnxEngine
-from tts.synthesis.timestamps import synthesize_segment_timed
+from tts.synthesis.alignment.timestamps import synthesize_segment_timed
 from tts.text.prepare import prepare_text
 
 pytestmark = pytest.mark.slow

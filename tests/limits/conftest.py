@@ -13,7 +13,7 @@ from django.conf import settings as django_settings
 
 from accounts.ratelimit import reset_local_limits
 from tts.inference.piper_onnx import PiperOnnxEngine
-from tts.synthesis.cache import audio_cache
+from tts.synthesis.cache.audio import audio_cache
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from tests.fixtures import TenantCtx, second_version
 from tests.limits.conftest import EngineCalls
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import ModelVersion, SynthesisRecord, Voice
-from tts.synthesis.cache import AudioCache, CachedAudio, audio_cache
+from tts.synthesis.cache.audio import AudioCache, CachedAudio, audio_cache
 
 TEXT = "The lighthouse keeper climbed the stairs. The lamp was already warm."
 URL = "/v1/text-to-speech/joe"

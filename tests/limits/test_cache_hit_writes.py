@@ -18,7 +18,7 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tests.limits.conftest import EngineCalls
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.cache import audio_cache
+from tts.synthesis.cache.audio import audio_cache
 
 TEXT = "The ferry left at dawn. Nobody waved from the pier."
 URL = "/v1/text-to-speech/joe?output_format=wav_22050"

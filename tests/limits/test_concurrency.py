@@ -18,10 +18,10 @@ from tests.servers import ServerProc
 from tts.audio.formats import parse_elevenlabs_format
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.admission import engine_admission
-from tts.synthesis.deliver import synthesis_iter_bytes
-from tts.synthesis.pipeline import synthesis_prepare
+from tts.synthesis.engine_time.admission import engine_admission
 from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.stages.deliver import synthesis_iter_bytes
+from tts.synthesis.stages.pipeline import synthesis_prepare
 
 TEXT = "Gulls circled the boats. Nobody on the quay looked up."
 URL = "/v1/text-to-speech/joe?output_format=pcm_16000"

@@ -11,7 +11,7 @@ from tests.fixtures import TenantCtx
 from tests.limits.test_bad_input import nothing_written
 from tts.inference.engine import InputTooLong, check_phoneme_ids
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.stitching import _head, _tail
+from tts.synthesis.stages.stitching import _head, _tail
 
 pytestmark = pytest.mark.django_db
 

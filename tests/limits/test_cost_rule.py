@@ -23,9 +23,9 @@ from tts.errors import SynthesisError
 from tts.inference.engine import EngineOutput, SynthesisParams, check_phoneme_ids
 from tts.models import Voice
 from tts.pronunciation.apply import spoken_limit
-from tts.synthesis.parse import segments_for
-from tts.synthesis.stitching import _head, _tail
-from tts.synthesis.timestamps import SegmentContext, SegmentTiming, iter_segment_timed
+from tts.synthesis.alignment.timestamps import SegmentContext, SegmentTiming, iter_segment_timed
+from tts.synthesis.stages.parse import segments_for
+from tts.synthesis.stages.stitching import _head, _tail
 from tts.text.lexicon import Rule
 from tts.text.lexicon_match import CompiledRules, ExpansionLimitExceeded, apply_compiled
 

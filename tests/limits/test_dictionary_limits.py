@@ -29,9 +29,9 @@ from tts.models import (
     Voice,
 )
 from tts.pronunciation import apply as pronunciation_apply
-from tts.synthesis.pipeline import synthesis_prepare
+from tts.synthesis.live.streaming import LiveUtterance
 from tts.synthesis.request import SynthesisRequest
-from tts.synthesis.streaming import LiveUtterance
+from tts.synthesis.stages.pipeline import synthesis_prepare
 from tts.text.lexicon import Rule, to_pls
 from tts.text.lexicon_match import CompiledRules
 

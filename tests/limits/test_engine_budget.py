@@ -1,6 +1,6 @@
 """Engine time per request (#32 item 1): estimated per engine before any work, charged as it goes.
 
-Kokoro spends about ten times Piper's engine-seconds per second of audio (``tts/synthesis/engine_cost.py``),
+Kokoro spends about ten times Piper's engine-seconds per second of audio (``tts/synthesis/engine_time/cost.py``),
 so the same text at the slowest speed fits the budget on joe and not on a Kokoro voice. Refused up
 front: 413 ``engine_time_exceeded`` naming the text field, nothing billed, no record. A stream that
 passes the budget stops there and bills what it delivered.
@@ -22,7 +22,7 @@ from tests.limits.test_bad_input import nothing_written
 from tests.streaming.test_websocket import read_to_close
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.engine_cost import engine_cost_factor, estimate_engine_seconds
+from tts.synthesis.engine_time.cost import engine_cost_factor, estimate_engine_seconds
 
 PROSE = "The harbour was quiet that morning, and the boats rocked against the old stone wall. "
 
@@ -77,7 +77,7 @@ def test_a_text_whose_characters_already_pass_the_budget_is_refused_before_the_f
     tenant_a: TenantCtx, kokoro: Voice, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """#41 item 7: the phoneme front end is not asked for a text the character estimate already refuses."""
-    from tts.synthesis import engine_budget
+    from tts.synthesis.engine_time import budget as engine_budget
 
     asked: list[str] = []
     real = engine_budget.spoken_phonemes

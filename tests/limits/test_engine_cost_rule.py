@@ -2,7 +2,7 @@
 
 Hypothesis builds hostile requests of each language (digits, fractions, currencies, phoneme blocks,
 SSML rate, say-as, speed); the real front end prepares them (``segments_for``) and the real engine
-speaks every segment. Two bounds, as the budget uses them (``tts/synthesis/engine_budget.py``):
+speaks every segment. Two bounds, as the budget uses them (``tts/synthesis/engine_time/budget.py``):
 
 * what a run is charged (its speech times the engine's factor) is within ``CHARGE_RATIO`` of the
   up-front low estimate, plus a sentence's worth: the estimate, refused past the budget, bounds the work;
@@ -26,12 +26,12 @@ from tts.catalogue.engines import get_registry, spec_for
 from tts.errors import SynthesisError
 from tts.inference.engine import Engine
 from tts.models import ModelVersion, Voice
-from tts.synthesis.engine import segment_params
-from tts.synthesis.engine_budget import low_speech_seconds
-from tts.synthesis.engine_cost import engine_cost_factor, estimate_engine_seconds
-from tts.synthesis.estimate import effective_speed
-from tts.synthesis.parse import segments_for
-from tts.synthesis.timestamps import synthesize_segment_timed
+from tts.synthesis.alignment.timestamps import synthesize_segment_timed
+from tts.synthesis.engine_time.budget import low_speech_seconds
+from tts.synthesis.engine_time.cost import engine_cost_factor, estimate_engine_seconds
+from tts.synthesis.stages.engine import segment_params
+from tts.synthesis.stages.estimate import effective_speed
+from tts.synthesis.stages.parse import segments_for
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The host's engine-seconds ledger across processes (tts/synthesis/engine_host_share.py), over real Redis.
+"""The host's engine-seconds ledger across processes (tts/synthesis/engine_time/host_share.py), over real Redis.
 
 A second process stands for a Wyoming server whose tenant floods its engine;
 this one for the web process. A run of the quiet tenant here lowers the
@@ -20,7 +20,7 @@ import pytest
 from django.conf import settings
 
 from tts.inference.engine_share import EngineShare
-from tts.synthesis.engine_host_share import exchange
+from tts.synthesis.engine_time.host_share import exchange
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ FLOODER = textwrap.dedent(
     import django
     django.setup()  # tts.synthesis's entry point loads the models
     from tts.inference.engine_share import EngineShare
-    from tts.synthesis.engine_host_share import _publish_forever
+    from tts.synthesis.engine_time.host_share import _publish_forever
 
     url, key = sys.argv[1], sys.argv[2]
     share = EngineShare(margin_s=0.01)
@@ -132,7 +132,7 @@ KEY_OF = textwrap.dedent(
     """
     import django
     django.setup()
-    from tts.synthesis.engine_host_share import host_share_key, process_member
+    from tts.synthesis.engine_time.host_share import host_share_key, process_member
     print(host_share_key(), process_member())
     """
 )

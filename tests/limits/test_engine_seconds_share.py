@@ -1,4 +1,4 @@
-"""The scheduler's rule (tts/synthesis/scheduler.py): engine-seconds are shared, not
+"""The scheduler's rule (tts/synthesis/engine_time/scheduler.py): engine-seconds are shared, not
 requests; stream priority stays within a tenant's share; no tenant holds every worker;
 a dearer tenant's runs in progress yield the CPU.
 
@@ -19,7 +19,7 @@ import pytest
 
 from tts.inference.engine_share import EngineShare
 from tts.inference.work_pool import WorkPool
-from tts.synthesis.scheduler import FairScheduler
+from tts.synthesis.engine_time.scheduler import FairScheduler
 
 #: The largest ratio between two busy tenants' engine-seconds the rule allows here
 #: (one Kokoro-sized task is 8 % of either's time in the window measured).

@@ -1,4 +1,4 @@
-"""Engine time per tenant in turn (tts/synthesis/scheduler.py)."""
+"""Engine time per tenant in turn (tts/synthesis/engine_time/scheduler.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from collections.abc import Iterator
 
 from tts.inference.engine_share import EngineShare
-from tts.synthesis.scheduler import FairScheduler
+from tts.synthesis.engine_time.scheduler import FairScheduler
 
 
 def test_it_serves_a_quiet_tenant_before_a_busy_tenants_queue() -> None:

@@ -22,9 +22,9 @@ from tests.limits.test_bad_input import nothing_written
 from tests.streaming.test_websocket import read_to_close
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.parse import output_format_for
-from tts.synthesis.pipeline import synthesis_create
 from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.stages.parse import output_format_for
+from tts.synthesis.stages.pipeline import synthesis_create
 
 SURROGATE = "Hello \ud800 there."
 NUL = "Hello \x00 there."

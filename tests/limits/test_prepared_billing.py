@@ -12,9 +12,9 @@ from accounts.models import Usage
 from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.parse import segments_for
-from tts.synthesis.pipeline import synthesis_prepare
 from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.stages.parse import segments_for
+from tts.synthesis.stages.pipeline import synthesis_prepare
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

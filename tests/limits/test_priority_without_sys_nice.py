@@ -28,7 +28,7 @@ import django
 django.setup()
 from tts.inference.engine_share import EngineShare
 from tts.inference.work_pool import WorkPool
-from tts.synthesis.scheduler import FairScheduler
+from tts.synthesis.engine_time.scheduler import FairScheduler
 
 def nice():
     return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())

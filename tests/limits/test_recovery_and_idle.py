@@ -22,12 +22,12 @@ from accounts.quota import reserve_characters
 from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.admission import engine_admission
-from tts.synthesis.parse import segments_for
-from tts.synthesis.pipeline import synthesis_prepare
-from tts.synthesis.recovery import heartbeats, records_reap_stale
+from tts.synthesis.engine_time.admission import engine_admission
+from tts.synthesis.live.streaming import LiveUtterance
 from tts.synthesis.request import SynthesisRequest
-from tts.synthesis.streaming import LiveUtterance
+from tts.synthesis.runs.recovery import heartbeats, records_reap_stale
+from tts.synthesis.stages.parse import segments_for
+from tts.synthesis.stages.pipeline import synthesis_prepare
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

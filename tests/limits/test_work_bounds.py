@@ -13,10 +13,10 @@ from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.deliver import synthesis_iter_bytes
-from tts.synthesis.estimate import effective_speed
-from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
 from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.stages.deliver import synthesis_iter_bytes
+from tts.synthesis.stages.estimate import effective_speed
+from tts.synthesis.stages.pipeline import synthesis_create, synthesis_prepare
 from tts.text.segment import Segment
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -42,15 +42,19 @@ def test_it_has_no_bound_by_default() -> None:
 def test_an_unloaded_onnx_engine_is_freed() -> None:
     """Nothing but the registry keeps an engine: once unloaded (and after a synthesis), it is garbage."""
     registry = EngineRegistry({"piper-onnx": "tts.inference.piper_onnx.PiperOnnxEngine"}, max_loaded=1)
-    spec = ModelSpec(id=1, engine="piper-onnx", model_path=str(model_path()), config_path=str(config_path()),
-                     sha256=joe_sha256())
+    spec = ModelSpec(
+        id=1, engine="piper-onnx", model_path=str(model_path()), config_path=str(config_path()), sha256=joe_sha256()
+    )
     engine = registry.get(spec)
     ids = [i for sentence in engine.phonemize("Hello there.") for i in engine.phonemes_to_ids(sentence)]
     assert len(engine.synthesize_ids(ids, SynthesisParams()).audio) > 1000
     ref = weakref.ref(engine)
     del engine
-    registry.get(ModelSpec(id=2, engine="piper-onnx", model_path=str(model_path()), config_path=str(config_path()),
-                           sha256=joe_sha256()))  # the bound of 1 drops version 1
+    registry.get(
+        ModelSpec(
+            id=2, engine="piper-onnx", model_path=str(model_path()), config_path=str(config_path()), sha256=joe_sha256()
+        )
+    )  # the bound of 1 drops version 1
     assert [s.id for s in registry.loaded_specs()] == [2]
     gc.collect()
     assert ref() is None, "something still holds the dropped engine"

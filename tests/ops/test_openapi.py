@@ -24,8 +24,12 @@ def rest_routes() -> set[str]:
                 view = getattr(entry.callback, "cls", None)
                 # The schema and docs views themselves are not part of the API, nor are
                 # views that opt out (``schema = None``: the catch-all 404 of unknown routes).
-                if (view is not None and issubclass(view, APIView) and not view.__module__.startswith("drf_spectacular")
-                        and getattr(view, "schema", True) is not None):
+                if (
+                    view is not None
+                    and issubclass(view, APIView)
+                    and not view.__module__.startswith("drf_spectacular")
+                    and getattr(view, "schema", True) is not None
+                ):
                     path = "/" + prefix + str(entry.pattern)
                     for converter in ("str:", "int:", "uuid:", "slug:", "path:"):
                         path = path.replace("<" + converter, "<")

@@ -8,7 +8,7 @@ docs/benchmarks.md, "Voice-agent frameworks").
 
 from __future__ import annotations
 
-from tts.realtime.text_buffer import TextBuffer, strict_sentence_ends
+from tts.synthesis.live.text_buffer import TextBuffer, strict_sentence_ends
 
 
 def test_it_speaks_a_sentence_that_ends_its_message() -> None:

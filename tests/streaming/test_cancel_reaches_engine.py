@@ -22,8 +22,8 @@ from tests.fixtures import TenantCtx
 from tts.inference.batcher import DynamicBatcher
 from tts.inference.work_pool import CancelSignal, WorkCancelled, WorkPool, raise_if_cancelled, work_key
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.scheduler import FairScheduler
-from tts.synthesis.streaming import ThreadedStream
+from tts.synthesis.engine_time.scheduler import FairScheduler
+from tts.synthesis.live.streaming import ThreadedStream
 
 # --- the rule, unit by unit ----------------------------------------------------------------
 

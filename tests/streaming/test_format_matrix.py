@@ -50,8 +50,15 @@ def expected_rate(api: str, name: str) -> int:
 
 def decode_soundfile(data: bytes, fmt: OutputFormat, rate: int) -> tuple[np.ndarray, int]:
     if fmt.is_raw:
-        samples, got = sf.read(io.BytesIO(data), format="RAW", subtype=_SF_RAW[fmt.codec], samplerate=rate,
-                               channels=1, endian="LITTLE", dtype="float32")
+        samples, got = sf.read(
+            io.BytesIO(data),
+            format="RAW",
+            subtype=_SF_RAW[fmt.codec],
+            samplerate=rate,
+            channels=1,
+            endian="LITTLE",
+            dtype="float32",
+        )
     else:
         samples, got = sf.read(io.BytesIO(data), dtype="float32")
     return samples, int(got)
@@ -133,8 +140,13 @@ def test_every_elevenlabs_format_decodes(server: str, ctx: TenantCtx, route: str
     suffix = "/stream" if route == "stream" else ""
 
     def fetch(name: str) -> tuple[bytes, str, str]:
-        with httpx.stream("POST", f"{server}/v1/text-to-speech/joe{suffix}?output_format={name}",
-                          json={"text": TEXT}, headers={"xi-api-key": ctx.key}, timeout=120) as response:
+        with httpx.stream(
+            "POST",
+            f"{server}/v1/text-to-speech/joe{suffix}?output_format={name}",
+            json={"text": TEXT},
+            headers={"xi-api-key": ctx.key},
+            timeout=120,
+        ) as response:
             assert response.status_code == 200, response.read()[:300]
             if route == "stream":
                 assert response.headers.get("transfer-encoding") == "chunked"
@@ -154,8 +166,13 @@ def test_every_openai_format_decodes(server: str, ctx: TenantCtx, route: str) ->
             answer = ctx.client().post("/v1/audio/speech", {**body, "response_format": name}, format="json")
             assert answer.status_code == 200, answer.content[:300]
             return answer.content, answer["Content-Type"], answer["history-item-id"]
-        with httpx.stream("POST", f"{server}/v1/audio/speech", json={**body, "response_format": name},
-                          headers={"Authorization": f"Bearer {ctx.key}"}, timeout=120) as response:
+        with httpx.stream(
+            "POST",
+            f"{server}/v1/audio/speech",
+            json={**body, "response_format": name},
+            headers={"Authorization": f"Bearer {ctx.key}"},
+            timeout=120,
+        ) as response:
             assert response.status_code == 200, response.read()[:300]
             assert response.headers.get("transfer-encoding") == "chunked"
             data = b"".join(response.iter_bytes())

@@ -1,4 +1,4 @@
-"""One owner ends every synthesis once (tts/synthesis/run.py).
+"""One owner ends every synthesis once (tts/synthesis/runs/run.py).
 
 For each entry point (whole file, the HTTP stream that chunked and SSE responses
 read, a WebSocket utterance, a job) three ways to end badly: the client goes
@@ -30,13 +30,13 @@ from tts.inference.piper_onnx import PiperOnnxEngine
 from tts.jobs.actions import JobRequest, job_submit
 from tts.jobs.runner import job_run
 from tts.models import Job, SynthesisRecord, Voice
-from tts.realtime.driver import UtteranceDriver
-from tts.synthesis import run as synthesis_run
-from tts.synthesis.admission import engine_admission
-from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.engine_time.admission import engine_admission
+from tts.synthesis.live.driver import UtteranceDriver
+from tts.synthesis.live.streaming import LiveUtterance, stream_synthesis
 from tts.synthesis.request import SynthesisRequest
-from tts.synthesis.run import SynthesisRun
-from tts.synthesis.streaming import LiveUtterance, stream_synthesis
+from tts.synthesis.runs import run as synthesis_run
+from tts.synthesis.runs.run import SynthesisRun
+from tts.synthesis.stages.pipeline import synthesis_create, synthesis_prepare
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,4 +1,4 @@
-"""tts.synthesis.streaming in-process: prefetch bound, close, thread clean-up, the
+"""tts.synthesis.live.streaming in-process: prefetch bound, close, thread clean-up, the
 stream equal to the whole file, and the stream-input text buffer's rules."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import pytest
 from accounts.authentication import raw_key_from_scope
 from accounts.models import Usage
 from tests.fixtures import TenantCtx
-from tts.api.stream_input import ProtocolError, parse_chunk_schedule, parse_options
+from tts.api.websocket.protocol import ProtocolError, parse_chunk_schedule, parse_options
 from tts.audio.formats import parse_elevenlabs_format
 from tts.inference.engine import SynthesisParams
 from tts.models import SynthesisRecord, Voice
-from tts.realtime.text_buffer import TextBuffer, loose_sentence_ends, strict_sentence_ends
-from tts.synthesis import engine as synthesis_engine
-from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.live.streaming import ThreadedStream, stream_synthesis
+from tts.synthesis.live.text_buffer import TextBuffer, loose_sentence_ends, strict_sentence_ends
 from tts.synthesis.request import SynthesisRequest
-from tts.synthesis.streaming import ThreadedStream, stream_synthesis
+from tts.synthesis.stages.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.stages import engine as synthesis_engine
 
 SENTENCES = [f"This is sentence number {n}, spoken slowly and clearly." for n in range(1, 9)]
 
@@ -229,7 +229,7 @@ def test_its_buffer_keeps_no_pile_of_whitespace_and_finds_ends_across_messages()
 
 
 def test_its_cost_per_message_does_not_grow_with_the_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tts.realtime import text_buffer as stream_input
+    from tts.synthesis.live import text_buffer as stream_input
 
     scanned: list[int] = []
     pattern = stream_input._SENTENCE_END

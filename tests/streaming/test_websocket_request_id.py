@@ -33,8 +33,9 @@ def log_lines(server: ServerProc) -> list[dict[str, object]]:
 def test_it_takes_the_callers_request_id_through_to_history_and_logs(
     server: ServerProc, tenant_a: TenantCtx, joe: Voice
 ) -> None:
-    with connect(ws_url(server.url, f"xi-api-key={tenant_a.key}"),
-                 additional_headers={"X-Request-ID": "ws-trace-0001"}) as ws:
+    with connect(
+        ws_url(server.url, f"xi-api-key={tenant_a.key}"), additional_headers={"X-Request-ID": "ws-trace-0001"}
+    ) as ws:
         ws.send(json.dumps({"text": " "}))
         ws.send(json.dumps({"text": TEXT, "flush": True}))
         ws.send(json.dumps({"text": ""}))
@@ -69,5 +70,6 @@ def test_it_makes_one_when_the_caller_sends_none_or_a_bad_one(
             seen.append(error["request_id"])
     assert seen[0] != seen[1]
     for request_id in seen:
-        assert any(line["request_id"] == request_id and "connecting" in str(line["message"])
-                   for line in log_lines(server))
+        assert any(
+            line["request_id"] == request_id and "connecting" in str(line["message"]) for line in log_lines(server)
+        )

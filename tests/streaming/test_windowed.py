@@ -9,9 +9,9 @@ from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx, make_joe
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import SynthesisRecord
-from tts.synthesis.deliver import synthesis_iter_bytes
-from tts.synthesis.pipeline import synthesis_prepare
 from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.stages.deliver import synthesis_iter_bytes
+from tts.synthesis.stages.pipeline import synthesis_prepare
 
 pytest.importorskip("torch")
 

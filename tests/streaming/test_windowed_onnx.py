@@ -18,9 +18,9 @@ from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
 from tts.inference.piper_onnx import PiperOnnxEngine
 from tts.models import SynthesisRecord, Voice
-from tts.synthesis.deliver import synthesis_iter_bytes
-from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
 from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.stages.deliver import synthesis_iter_bytes
+from tts.synthesis.stages.pipeline import synthesis_create, synthesis_prepare
 
 SENTENCE = (
     "The harbour was quiet that morning while the fishing boats rocked gently against the old stone wall "

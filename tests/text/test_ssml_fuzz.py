@@ -165,8 +165,9 @@ _CONTENT = st.recursive(_TEXT, _element, max_leaves=25)
 
 
 # derandomize: the same examples on every run, so CI is repeatable.
-@settings(max_examples=150, deadline=None, database=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(body=st.lists(_CONTENT, max_size=6))
 def test_it_handles_random_documents(body: list[str]) -> None:
     document = "<speak>" + "".join(body) + "</speak>"

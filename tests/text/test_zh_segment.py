@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tts.realtime.text_buffer import TextBuffer
+from tts.synthesis.live.text_buffer import TextBuffer
 from tts.text.g2p import g2p_for
 from tts.text.prepare import LANGUAGE_MAX_CHARS, prepare_text
 from tts.text.rules import zh as zh_rules

@@ -1,4 +1,4 @@
-"""Cached entries' alignments (tts/synthesis/alignment_cache.py): kept as JSON, bounded by their bytes."""
+"""Cached entries' alignments (tts/synthesis/cache/alignment.py): kept as JSON, bounded by their bytes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.core.cache import caches
 from django.test import override_settings
 
-from tts.synthesis.alignment_cache import AlignmentCache
+from tts.synthesis.cache.alignment import AlignmentCache
 
 
 def alignment(n: int, text: str = "abcdefghij") -> dict:
@@ -55,7 +55,7 @@ def test_none_is_kept_in_process_at_zero(cache: AlignmentCache, key: str) -> Non
 
 
 def test_an_older_dict_entry_in_redis_still_reads() -> None:
-    from tts.synthesis.alignment_cache import _from_wire
+    from tts.synthesis.cache.alignment import _from_wire
 
     entry = alignment(5)
     assert json.loads(_from_wire(entry)) == entry

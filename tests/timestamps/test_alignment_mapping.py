@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tts.synthesis.alignment import AlignmentTimeline, character_times, websocket_alignment
-from tts.synthesis.timestamps import SegmentTiming, _IdKinds, spoken_words
+from tts.synthesis.alignment.timeline import AlignmentTimeline, character_times, websocket_alignment
+from tts.synthesis.alignment.timestamps import SegmentTiming, _IdKinds, spoken_words
 from tts.text.segment import Segment
 
 # Piper's ids: _ pad 0, ^ BOS 1, $ EOS 2, " " 3, "," 8, "." 10; letters above.

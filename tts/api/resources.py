@@ -266,7 +266,7 @@ def subscription_json(tenant: Any) -> dict[str, Any]:
         "requests_per_minute": plan.requests_per_minute,
         "max_concurrent_streams": plan.max_concurrent_streams,
         "max_characters_per_request": plan.max_characters_per_request,
-        # Engine-seconds one request may spend (tts/synthesis/engine_budget.py; docs/limits.md).
+        # Engine-seconds one request may spend (tts/synthesis/engine_time/budget.py; docs/limits.md).
         "max_engine_seconds_per_request": engine_seconds_limit(plan),
         "max_engine_seconds_per_job": job_engine_seconds_limit(plan),
         "history_retention_days": plan.history_retention_days,

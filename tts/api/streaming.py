@@ -3,7 +3,7 @@ and the streamed responses of ``POST /v1/audio/speech`` (OpenAI raw audio and SS
 
 The view validates, reserves and opens the record like the non-streamed
 endpoint (errors are still plain JSON in the caller's dialect), then answers
-with an async iterator over the pipeline (``tts.synthesis.streaming``): each
+with an async iterator over the pipeline (``tts.synthesis.live.streaming``): each
 segment's bytes go out as soon as they are encoded. When the client goes away
 Django cancels the iterator and closes the response; both stop the stream, so
 no later segment is synthesized and the record ends up cancelled. A body that

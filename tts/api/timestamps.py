@@ -9,7 +9,7 @@
 
 All of it runs on the one pipeline (``synthesis_prepare`` /
 ``synthesis_iter_bytes``); the timings come from the pipeline's
-``AlignmentTimeline`` (``tts.synthesis.timestamps``).
+``AlignmentTimeline`` (``tts.synthesis.alignment.timestamps``).
 """
 
 from __future__ import annotations

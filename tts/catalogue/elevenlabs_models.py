@@ -1,7 +1,7 @@
 """ElevenLabs' model ids that clients send, and the models of this platform that answer them.
 
 A request naming an ``eleven_*`` model is served by the voice's own model
-(``tts.synthesis.resolve``): so each id below stands for every model that serves
+(``tts.synthesis.stages.resolve``): so each id below stands for every model that serves
 a voice the tenant may use, and speaks the languages those models speak.
 ``GET /v1/models`` lists them beside the platform's own models, so a client that
 picks its model from that list finds the id it would send to ElevenLabs.

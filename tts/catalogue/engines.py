@@ -14,7 +14,7 @@ from tts.inference.work_pool import set_worker_nice
 from tts.models import ModelVersion
 
 #: Run once, before the process builds its registry: the synthesis package adds its engine
-#: fairness set-up here (``tts.synthesis.engine_fairness``), since the catalogue never imports it.
+#: fairness set-up here (``tts.synthesis.engine_time.fairness``), since the catalogue never imports it.
 REGISTRY_HOOKS: list[Callable[[], None]] = []
 
 

@@ -136,8 +136,7 @@ def import_kokoro_voices(
             voice = Voice.objects.filter(voice_id=voice_id).first()
             if voice is not None and voice.model_id != model_id:
                 raise VoiceImportError(
-                    f"The voice id {voice_id!r} already belongs to model {voice.model_id!r}: give a voice id "
-                    "prefix."
+                    f"The voice id {voice_id!r} already belongs to model {voice.model_id!r}: give a voice id prefix."
                 )
             own = {k: v for k, v in labels.items() if k != "language"}
             if voice is None:

@@ -23,7 +23,7 @@ where the process may not raise a thread's priority (no ``CAP_SYS_NICE``,
 scheduler replaces that thread with a fresh one.
 
 **The host.** ``merge_remote`` takes the usage and the running tenants of the
-host's other processes (``tts.synthesis.engine_host_share`` publishes and reads
+host's other processes (``tts.synthesis.engine_time.host_share`` publishes and reads
 them through Redis): usage is then the host's, and a run of a tenant with less
 usage in another process (a Wyoming server, a Celery worker) demotes this
 process's threads of dearer tenants as a local one would.

@@ -167,7 +167,7 @@ class PiperOnnxEngine:
 
     name = "piper-onnx"
     #: Every run is queued in the engine's ``WorkPool`` under the caller's ``work_key``, tenants in
-    #: turn: a caller may step a stream's windows on its own thread (``tts.synthesis.scheduler``).
+    #: turn: a caller may step a stream's windows on its own thread (``tts.synthesis.engine_time.scheduler``).
     queues_fairly = True
 
     def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:

@@ -11,7 +11,7 @@ that wakes up again can never run a chunk twice or finish a job twice:
 * finish: to ``succeeded``/``failed``/``cancelled`` only from the state we hold.
 
 The finish update is the ``claim`` of the job's synthesis run
-(``tts.synthesis.run.SynthesisRun``): whoever wins it refunds what was not
+(``tts.synthesis.runs.run.SynthesisRun``): whoever wins it refunds what was not
 synthesized and writes the history item (made pending with the reservation
 when the job was submitted); nobody else does. Each chunk is synthesized
 under an engine ticket like any request (admission), and the job's
@@ -160,7 +160,7 @@ def _run_claimed(job: Job, token: str) -> str:
     speed = run.request.speed
     seed = run.request.seed
     variation = noise_variation(run.request.settings)
-    # The job's engine time (tts/synthesis/job_stages.py), what earlier claims made already charged.
+    # The job's engine time (tts/synthesis/stages/job.py), what earlier claims made already charged.
     budget = job_engine_budget(run.request, job.model_version.engine, audio_seconds=job.audio_seconds)
     silence = settings.TTS_SENTENCE_SILENCE_MS
     segment_index = segments_done(job)  # each segment's own seed, however the job was resumed

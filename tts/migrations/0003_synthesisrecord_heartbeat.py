@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0002_dailyusage'),
-        ('tts', '0002_job'),
+        ("accounts", "0002_dailyusage"),
+        ("tts", "0002_job"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='synthesisrecord',
-            name='heartbeat_at',
+            model_name="synthesisrecord",
+            name="heartbeat_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddIndex(
-            model_name='synthesisrecord',
-            index=models.Index(fields=['status', 'heartbeat_at'], name='history_status_heartbeat'),
+            model_name="synthesisrecord",
+            index=models.Index(fields=["status", "heartbeat_at"], name="history_status_heartbeat"),
         ),
     ]

@@ -4,15 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tts', '0003_synthesisrecord_heartbeat'),
+        ("tts", "0003_synthesisrecord_heartbeat"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='modelversion',
-            name='engine',
-            field=models.CharField(choices=[('piper-onnx', 'Piper (ONNX Runtime)'), ('vits-torch', 'VITS (PyTorch)'), ('kokoro-onnx', 'Kokoro-82M (ONNX Runtime)')], default='piper-onnx', max_length=20),
+            model_name="modelversion",
+            name="engine",
+            field=models.CharField(
+                choices=[
+                    ("piper-onnx", "Piper (ONNX Runtime)"),
+                    ("vits-torch", "VITS (PyTorch)"),
+                    ("kokoro-onnx", "Kokoro-82M (ONNX Runtime)"),
+                ],
+                default="piper-onnx",
+                max_length=20,
+            ),
         ),
     ]

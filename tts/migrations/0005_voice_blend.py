@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tts', '0004_kokoro_engine'),
+        ("tts", "0004_kokoro_engine"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='voice',
-            name='blend',
+            model_name="voice",
+            name="blend",
             field=models.JSONField(blank=True, default=list),
         ),
     ]

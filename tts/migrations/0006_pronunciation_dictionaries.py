@@ -7,50 +7,63 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0002_dailyusage'),
-        ('tts', '0005_voice_blend'),
+        ("accounts", "0002_dailyusage"),
+        ("tts", "0005_voice_blend"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PronunciationDictionary',
+            name="PronunciationDictionary",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('dictionary_id', models.CharField(default=tts.models._dictionary_id, max_length=32, unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('created_by', models.CharField(blank=True, max_length=150)),
-                ('is_default', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('archived_at', models.DateTimeField(blank=True, null=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pronunciation_dictionaries', to='accounts.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("dictionary_id", models.CharField(default=tts.models._dictionary_id, max_length=32, unique=True)),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("created_by", models.CharField(blank=True, max_length=150)),
+                ("is_default", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("archived_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="pronunciation_dictionaries",
+                        to="accounts.tenant",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='PronunciationDictionaryVersion',
+            name="PronunciationDictionaryVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version_id', models.CharField(default=tts.models._dictionary_id, max_length=32, unique=True)),
-                ('number', models.PositiveIntegerField()),
-                ('rules', models.JSONField(default=list)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('dictionary', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='tts.pronunciationdictionary')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("version_id", models.CharField(default=tts.models._dictionary_id, max_length=32, unique=True)),
+                ("number", models.PositiveIntegerField()),
+                ("rules", models.JSONField(default=list)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "dictionary",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="versions",
+                        to="tts.pronunciationdictionary",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dictionary', '-number'],
+                "ordering": ["dictionary", "-number"],
             },
         ),
         migrations.AddIndex(
-            model_name='pronunciationdictionary',
-            index=models.Index(fields=['tenant', '-created_at'], name='pdict_tenant_created'),
+            model_name="pronunciationdictionary",
+            index=models.Index(fields=["tenant", "-created_at"], name="pdict_tenant_created"),
         ),
         migrations.AddConstraint(
-            model_name='pronunciationdictionaryversion',
-            constraint=models.UniqueConstraint(fields=('dictionary', 'number'), name='pdict_version_number'),
+            model_name="pronunciationdictionaryversion",
+            constraint=models.UniqueConstraint(fields=("dictionary", "number"), name="pdict_version_number"),
         ),
     ]

@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tts', '0006_pronunciation_dictionaries'),
+        ("tts", "0006_pronunciation_dictionaries"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='synthesisrecord',
-            name='source',
-            field=models.CharField(choices=[('elevenlabs', 'ElevenLabs API'), ('elevenlabs_stream', 'ElevenLabs streaming API'), ('websocket', 'WebSocket'), ('openai', 'OpenAI API'), ('job', 'Long-form job'), ('playground', 'Playground'), ('compat', 'CosyVoice-compatible API')], max_length=20),
+            model_name="synthesisrecord",
+            name="source",
+            field=models.CharField(
+                choices=[
+                    ("elevenlabs", "ElevenLabs API"),
+                    ("elevenlabs_stream", "ElevenLabs streaming API"),
+                    ("websocket", "WebSocket"),
+                    ("openai", "OpenAI API"),
+                    ("job", "Long-form job"),
+                    ("playground", "Playground"),
+                    ("compat", "CosyVoice-compatible API"),
+                ],
+                max_length=20,
+            ),
         ),
     ]

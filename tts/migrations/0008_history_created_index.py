@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0002_dailyusage'),
-        ('tts', '0007_compat_source'),
+        ("accounts", "0002_dailyusage"),
+        ("tts", "0007_compat_source"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='synthesisrecord',
-            index=models.Index(fields=['-created_at', '-id'], name='history_created'),
+            model_name="synthesisrecord",
+            index=models.Index(fields=["-created_at", "-id"], name="history_created"),
         ),
     ]

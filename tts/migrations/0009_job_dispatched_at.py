@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tts', '0008_history_created_index'),
+        ("tts", "0008_history_created_index"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='dispatched_at',
+            model_name="job",
+            name="dispatched_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -14,40 +14,53 @@ text, audio and infra. Never jobs, usage, realtime or anything above them (APIs,
 consumers, views).
 """
 
-from tts.synthesis.admission import SynthesisAdmission
-from tts.synthesis.alignment import AlignmentChunk
-from tts.synthesis.deliver import synthesis_iter_bytes
-from tts.synthesis.engine import ensure_engine, noise_variation, segment_params, synthesize_segment
-from tts.synthesis.engine_budget import engine_seconds_limit, job_engine_seconds_limit
-from tts.synthesis.engine_fairness import segment_engine_seconds
-from tts.synthesis.job_stages import PreparedJob, job_engine_budget, job_prepare, job_resolve
-from tts.synthesis.parse import (
+from tts.synthesis.alignment.timeline import AlignmentChunk
+from tts.synthesis.engine_time.admission import SynthesisAdmission
+from tts.synthesis.engine_time.budget import engine_seconds_limit, job_engine_seconds_limit
+from tts.synthesis.engine_time.fairness import segment_engine_seconds
+from tts.synthesis.engine_time.scheduler import engine_scheduler
+from tts.synthesis.live import (
+    DEFAULT_CHUNK_SCHEDULE,
+    ClientGone,
+    RequestFactory,
+    TextBuffer,
+    UtteranceDriver,
+    strict_sentence_ends,
+)
+from tts.synthesis.live.streaming import Alignment, LiveUtterance, ThreadedStream, run_stream, stream_synthesis
+from tts.synthesis.preview import PreviewUnavailable, voice_preview
+from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.runs.recovery import records_reap_stale, start_reaper
+from tts.synthesis.runs.run import SynthesisRun
+from tts.synthesis.runs.shutdown import drain, draining
+from tts.synthesis.stages.deliver import synthesis_iter_bytes
+from tts.synthesis.stages.engine import ensure_engine, noise_variation, segment_params, synthesize_segment
+from tts.synthesis.stages.job import PreparedJob, job_engine_budget, job_prepare, job_resolve
+from tts.synthesis.stages.parse import (
     output_format_for,
     readable_languages,
     segments_for,
     speaking_language,
     text_characters_valid,
 )
-from tts.synthesis.pipeline import synthesis_create, synthesis_prepare
-from tts.synthesis.preview import PreviewUnavailable, voice_preview
-from tts.synthesis.recovery import records_reap_stale, start_reaper
-from tts.synthesis.request import SynthesisRequest
-from tts.synthesis.resolve import resolve_model_version
-from tts.synthesis.run import SynthesisRun
-from tts.synthesis.scheduler import engine_scheduler
-from tts.synthesis.shutdown import drain, draining
-from tts.synthesis.streaming import Alignment, LiveUtterance, ThreadedStream, run_stream, stream_synthesis
+from tts.synthesis.stages.pipeline import synthesis_create, synthesis_prepare
+from tts.synthesis.stages.resolve import resolve_model_version
 
 __all__ = [
+    "DEFAULT_CHUNK_SCHEDULE",
     "Alignment",
     "AlignmentChunk",
+    "ClientGone",
     "LiveUtterance",
     "PreparedJob",
     "PreviewUnavailable",
+    "RequestFactory",
     "SynthesisAdmission",
     "SynthesisRequest",
     "SynthesisRun",
+    "TextBuffer",
     "ThreadedStream",
+    "UtteranceDriver",
     "drain",
     "draining",
     "engine_scheduler",
@@ -69,6 +82,7 @@ __all__ = [
     "speaking_language",
     "start_reaper",
     "stream_synthesis",
+    "strict_sentence_ends",
     "synthesis_create",
     "synthesis_iter_bytes",
     "synthesis_prepare",

@@ -19,7 +19,7 @@ from tts.audio.formats import OutputFormat, parse_elevenlabs_format
 from tts.catalogue import active_model_version, get_registry, spec_for
 from tts.inference.engine import EngineError, SynthesisParams
 from tts.models import Voice
-from tts.synthesis.engine import synthesize_segment
+from tts.synthesis.stages.engine import synthesize_segment
 from tts.text.prepare import prepare_text
 
 PREVIEW_FORMAT = "mp3_22050_32"

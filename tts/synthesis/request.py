@@ -42,7 +42,7 @@ class SynthesisRequest:
     keep_cancelled_audio: bool = False
     #: Noise seed: the same seed, text, voice and settings give the same bytes (``None``: fresh noise).
     seed: int | None = None
-    #: Request stitching (``tts.synthesis.stitching``): the text around this one, or earlier/later requests' ids.
+    #: Request stitching (``tts.synthesis.stages.stitching``): the text around this one, or earlier/later requests' ids.
     previous_text: str | None = None
     next_text: str | None = None
     previous_request_ids: list[str] = field(default_factory=list)

@@ -9,7 +9,7 @@ before any work, as ``invalid_characters`` (400) naming the field:
 
 * REST bodies, every string in them (``tts.api.parsers``): ElevenLabs,
   OpenAI, jobs, ``/tts`` and ``/api/tts``;
-* every message of both WebSockets (``tts.realtime.consumers``);
+* every message of both WebSockets (``tts.api.websocket.consumers``);
 * every Wyoming event that carries data (``tts.wyoming.handler``);
 * and, behind them, the pipeline's own text checks (``validate_text``,
   ``jobs._texts``), for any caller that skipped a door.

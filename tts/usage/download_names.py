@@ -23,7 +23,6 @@ NAME_WORDS_WIDTH = 48
 VOICE_WIDTH = 32
 
 
-
 def _width(char: str) -> int:
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 

@@ -104,9 +104,10 @@ def history_archive_chunks(records: Sequence[SynthesisRecord]) -> Iterator[bytes
                 continue
             ext = str(record.audio.name).rsplit(".", 1)[-1]
             size = record.audio.size
-            with record.audio.open("rb") as source, archive.open(
-                f"{record.pk}.{ext}", "w", force_zip64=size >= zipfile.ZIP64_LIMIT
-            ) as entry:
+            with (
+                record.audio.open("rb") as source,
+                archive.open(f"{record.pk}.{ext}", "w", force_zip64=size >= zipfile.ZIP64_LIMIT) as entry,
+            ):
                 while block := source.read(_READ_BYTES):
                     entry.write(block)
                     if data := sink.take():

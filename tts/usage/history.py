@@ -1,6 +1,6 @@
 """History items: the tenant-scoped reads and deletes the APIs and dashboard use. A record's
-final state is written by the owner of its synthesis (``tts.synthesis.run.SynthesisRun``),
-its audio file by ``tts.synthesis.record_audio``.
+final state is written by the owner of its synthesis (``tts.synthesis.runs.run.SynthesisRun``),
+its audio file by ``tts.synthesis.runs.record_audio``.
 
 Deleting an item forgets what was said and made (its text, audio file, timings and settings, and
 the dictionary versions it kept from pruning) and hides it from every history read, but keeps the

@@ -10,7 +10,7 @@ a request names (:mod:`.catalog`), that answer cached per tenant
 (:mod:`.describe_cache`); the process's own metrics (:mod:`.metrics`); and
 the protocol adapter, one per connection (:mod:`.handler`), which only
 translates events: every synthesis goes through the utterance driver
-(``tts.realtime.driver``) and so through the one pipeline (quota,
+(``tts.synthesis.live.driver``) and so through the one pipeline (quota,
 rate limits, concurrency, fair engine time, cache, history with source
 ``wyoming``, metrics). The server process (:mod:`.server`) accepts, filters
 client networks and bounds connections.

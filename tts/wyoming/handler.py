@@ -53,8 +53,7 @@ from infra.logging import current_request_id
 from tts.audio.formats import pcm_format
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord
-from tts.realtime import ClientGone, TextBuffer, UtteranceDriver, strict_sentence_ends
-from tts.synthesis import Alignment, SynthesisRequest
+from tts.synthesis import Alignment, ClientGone, SynthesisRequest, TextBuffer, UtteranceDriver, strict_sentence_ends
 from tts.text.characters import check_json_strings
 from tts.text.errors import TextError
 

@@ -15,7 +15,7 @@ TTS_ENGINE_THREADS = env_int("TTS_ENGINE_THREADS", 1, minimum=1, maximum=64)
 # How many nice levels below the web process's other threads the ONNX engine's workers run (Linux):
 # request threads, the event loop and the threads that pass audio on come first (docs/operations.md).
 TTS_ENGINE_NICE = env_int("TTS_ENGINE_NICE", 10, minimum=0, maximum=19)
-# Engine time shared per tenant in engine-seconds (tts/synthesis/scheduler.py, docs/operations.md):
+# Engine time shared per tenant in engine-seconds (tts/synthesis/engine_time/scheduler.py, docs/operations.md):
 # scheduler workers (0 = twice the cores), at most this many held by one tenant (0 = the cores), the
 # half-life of a tenant's usage, the usage lead over which a dearer tenant's runs in progress are lowered
 # to nice 19 while a cheaper one runs (and whether they are), and the host's shared ledger in Redis.

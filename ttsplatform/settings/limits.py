@@ -59,7 +59,7 @@ TTS_MIN_SPEED = env_float("TTS_MIN_SPEED", 0.5, minimum=0.05)
 TTS_MAX_SPEED = env_float("TTS_MAX_SPEED", 4.0, minimum=1.0)
 TTS_MAX_AUDIO_SECONDS = env_int("TTS_MAX_AUDIO_SECONDS", 1800, minimum=1)
 TTS_AUDIO_SECONDS_PER_CHAR_MIN = env_float("TTS_AUDIO_SECONDS_PER_CHAR_MIN", 0.03, minimum=0.0)
-# Engine time: engine-seconds per second of audio per engine (tts/synthesis/engine_cost.py has the
+# Engine time: engine-seconds per second of audio per engine (tts/synthesis/engine_time/cost.py has the
 # measured defaults; "kokoro-onnx=0.9,piper-onnx=0.1" overrides some), and the engine-seconds one
 # request (a stream-input WebSocket: one connection) may spend when its plan sets none.
 TTS_ENGINE_COST_FACTORS = env_float_map("TTS_ENGINE_COST_FACTORS", {}, minimum=0.001)
@@ -76,7 +76,7 @@ TTS_MAX_ENGINE_SECONDS_PER_JOB = env_float("TTS_MAX_ENGINE_SECONDS_PER_JOB", 36_
 TTS_AUDIO_SECONDS_PER_PHONEME_MIN = env_float("TTS_AUDIO_SECONDS_PER_PHONEME_MIN", 0.05, minimum=0.0)
 # A prepared text (numbers read as words) up to this many times the characters sent bills nothing
 # more (plus TTS_BILLING_FREE_EXPANSION_CHARS); past it, its characters less those, divided by
-# this (tts/synthesis/prepared_billing.py).
+# this (tts/synthesis/stages/prepared_billing.py).
 TTS_BILLING_FREE_EXPANSION = env_float("TTS_BILLING_FREE_EXPANSION", 2.5, minimum=1.0)
 TTS_BILLING_FREE_EXPANSION_CHARS = env_int("TTS_BILLING_FREE_EXPANSION_CHARS", 200, minimum=0)
 # A pending history record's process renews its heartbeat this often; one whose heartbeat is

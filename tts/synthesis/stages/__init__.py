@@ -1,0 +1,14 @@
+"""The pipeline's stages: one synthesis from the caller's fields to the bytes it is sent.
+
+Owns the pipeline (``pipeline``: ``synthesis_prepare`` and ``synthesis_create``) and its
+stages, in order, each a module taking the previous stage's value (``values``):
+``parse`` (1) -> ``resolve`` (2) -> ``admit`` (3) -> ``prepare`` (4) -> ``lookup`` (5, the
+cache) -> ``open_run`` (6) -> ``engine`` (7) -> ``deliver`` (8). Beside them, the rules a
+stage applies: the speed and audio-length rule
+(``estimate``), billing of prepared text (``prepared_billing``), stitching context
+(``stitching``), and a long-form job's texts through the same stages (``job``).
+
+A stage imports only the stages before it and the rooms below (runs, engine time, cache,
+alignment, and the request and result types of ``tts.synthesis.request``).
+docs/architecture.md lists where each rule lives.
+"""

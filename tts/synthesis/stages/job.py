@@ -1,0 +1,100 @@
+"""A long-form job's texts through the pipeline's stages: resolve, prepare, the engine budget.
+
+A job is a synthesis like any request, with longer texts and its chunks run later by a worker
+(``tts.jobs``). Its texts go through the same stages a request's do, not copies of them:
+
+* resolve (``resolve.resolve_voice``, ``tts.pronunciation.dictionaries_for``): the voice, its model
+  version, the language of each text, and the dictionaries that apply (an unknown one is a 400
+  naming ``pronunciation_dictionary_locators``; none named: the tenant's defaults);
+* prepare (``prepare.prepare_text``, the step a request's text and a live utterance's piece go
+  through too): the dictionaries applied, the text as it will be spoken in segments, billed as a
+  request is (the longer of the text and its spoken form, and the prepared text past its free
+  expansion);
+* the engine-time budget (``engine_budget``): ``Plan.max_engine_seconds_per_job``, else
+  ``TTS_MAX_ENGINE_SECONDS_PER_JOB``. The low estimate of every text is checked before the job is
+  queued (413 ``engine_time_exceeded`` naming the field and the limit); the runner charges each
+  segment it makes (``job_engine_budget``) and stops the job at the budget.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tts.models import ModelVersion, Voice
+from tts.pronunciation import AppliedDictionaries, dictionaries_for
+from tts.synthesis.engine_time.budget import EngineBudget, engine_budget_admit, job_engine_seconds_limit
+from tts.synthesis.engine_time.cost import engine_cost_factor
+from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.stages.estimate import effective_speed
+from tts.synthesis.stages.parse import readable_languages, speaking_language
+from tts.synthesis.stages.prepare import PreparedText, prepare_text
+from tts.synthesis.stages.resolve import resolve_voice
+
+
+@dataclass(frozen=True)
+class PreparedJob:
+    """A job's texts resolved and prepared, within the job's engine budget."""
+
+    voice: Voice
+    model_version: ModelVersion
+    dictionaries: AppliedDictionaries | None
+    texts: list[PreparedText]
+    engine_budget: EngineBudget
+
+    @property
+    def characters(self) -> int:
+        """What the job bills: each text's billed characters."""
+        return sum(t.billed for t in self.texts)
+
+
+def job_resolve(req: SynthesisRequest) -> tuple[Voice, ModelVersion, AppliedDictionaries | None]:
+    """Stage 2 for a job: its voice and model version, and the dictionaries that apply (looked up only)."""
+    voice, model_version = resolve_voice(req)
+    return voice, model_version, dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
+
+
+def job_prepare(
+    req: SynthesisRequest,
+    texts: Sequence[tuple[str, str]],
+    voice: Voice,
+    model_version: ModelVersion,
+    dictionaries: AppliedDictionaries | None,
+) -> PreparedJob:
+    """Stage 4 for a job: each ``(field, text)`` with the dictionaries applied, in segments, billed;
+    then the whole job's low engine-time estimate against its budget (``SynthesisError`` 413 naming
+    ``req.text_field`` before anything is queued or reserved)."""
+    languages = readable_languages(voice, model_version)
+    prepared = [
+        prepare_text(
+            text,
+            field=field,
+            language=speaking_language(text, languages, req.language),
+            dictionaries=dictionaries,
+            normalization=req.normalization,
+        )
+        for field, text in texts
+    ]
+    # The whole job's low estimate at once (each segment carries its language for the front end,
+    # asked only once the characters could reach the budget: engine_budget.low_speech_seconds).
+    budget = engine_budget_admit(
+        req,
+        model_version.engine,
+        [seg for item in prepared for seg in item.segments],
+        functools.partial(effective_speed, req.speed),
+        budget=job_engine_budget(req, model_version.engine),
+    )
+    return PreparedJob(voice, model_version, dictionaries, prepared, budget)
+
+
+def job_engine_budget(req: SynthesisRequest, engine: str, *, audio_seconds: float = 0.0) -> EngineBudget:
+    """The job's engine-time budget on ``engine``, ``audio_seconds`` of its audio already made (a
+    resumed job) charged at the engine's factor."""
+    return EngineBudget(
+        req,
+        engine,
+        job_engine_seconds_limit(req.tenant.plan),
+        spent=audio_seconds * engine_cost_factor(engine),
+        unit="job",
+    )

@@ -1,0 +1,108 @@
+"""Stage 4 of the pipeline, prepare the text: the tenant's dictionaries applied, the text
+normalized and cut into segments in its language (a stream's first sentence also at its
+first pause, on an engine that makes a sentence's audio only whole), the stitching context
+read, and the audio it will make and the engine time it will take checked against the
+request's limits before any engine work."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+from tts.catalogue import get_registry
+from tts.pronunciation import billed_characters
+from tts.synthesis.engine_time.budget import engine_budget_admit
+from tts.synthesis.stages.estimate import check_audio_estimate, effective_speed
+from tts.synthesis.stages.parse import segments_for
+from tts.synthesis.stages.prepared_billing import billed_for_prepared
+from tts.synthesis.stages.stitching import context_characters, stitching_context
+from tts.synthesis.stages.values import Admitted, Prepared
+from tts.text.first_clause import split_first_clause
+from tts.text.segment import Segment
+
+if TYPE_CHECKING:
+    from tts.pronunciation import AppliedDictionaries
+
+
+@dataclass(frozen=True)
+class PreparedText:
+    """One text as it will be spoken: ``field`` (the caller's name for it), in ``language``, the
+    dictionaries applied (``spoken``), cut into ``segments``, and the characters it bills."""
+
+    field: str
+    text: str
+    language: str | None
+    spoken: str
+    segments: list[Segment]
+    billed: int
+
+
+def prepare_text(
+    text: str,
+    *,
+    field: str,
+    language: str | None,
+    dictionaries: AppliedDictionaries | None,
+    normalization: str,
+    require_speech: bool = True,
+    drop_blank: bool = False,
+) -> PreparedText:
+    """The one text-preparing step of every way in (a request's text, a live utterance's piece, each
+    text of a job): the tenant's dictionaries applied, the text normalized and cut into segments in
+    its language, and the characters billed (``billed_for_prepared``: the longer of the text and its
+    spoken form, and the prepared text past its free expansion). Errors name ``field``."""
+    spoken = dictionaries.apply(text, field=field) if dictionaries is not None else text
+    segments = segments_for(
+        spoken,
+        language=language,
+        normalization=normalization,
+        field=field,
+        require_speech=require_speech,
+        drop_blank=drop_blank,
+    )
+    billed = billed_for_prepared(billed_characters(text, spoken), segments)
+    return PreparedText(field, text, language, spoken, segments, billed)
+
+
+def prepare(admitted: Admitted, *, streamed: bool = False) -> Prepared:
+    """The text as it will be spoken, in segments, with its context; refused here if too long to make.
+
+    ``streamed``: the audio goes out as it is made (not a whole file), so the first sentence's
+    first clause is made alone where that brings the first audio sooner (``first_clause_first``).
+    """
+    resolved = admitted.resolved
+    req = resolved.request
+    prepared = prepare_text(
+        resolved.text,
+        field=req.text_field,
+        language=resolved.language,
+        dictionaries=resolved.dictionaries,
+        normalization=req.normalization,
+    )
+    spoken, segments = prepared.spoken, prepared.segments
+    if streamed:
+        segments = first_clause_first(segments, resolved.model_version.engine)
+    context = stitching_context(req)
+    check_audio_estimate(req, segments, context_chars=context_characters(context))
+    budget = engine_budget_admit(
+        req,
+        resolved.model_version.engine,
+        segments,
+        functools.partial(effective_speed, req.speed),
+        context_chars=context_characters(context),
+        language=resolved.language,
+    )
+    return Prepared(admitted, spoken, segments, context, budget)
+
+
+def first_clause_first(segments: list[Segment], engine: str) -> list[Segment]:
+    """``segments`` with the first cut after its first clause (``tts.text.first_clause``) when
+    ``engine`` makes a sentence's audio only whole (``cuts_first_clause``: Kokoro)."""
+    min_letters = settings.TTS_FIRST_CLAUSE_MIN_CHARS
+    if not segments or min_letters <= 0 or not get_registry().engine_trait(engine, "cuts_first_clause"):
+        return segments
+    pieces = split_first_clause(segments[0], min_letters=min_letters, pause_ms=settings.TTS_FIRST_CLAUSE_PAUSE_MS)
+    return segments if pieces is None else [*pieces, *segments[1:]]
