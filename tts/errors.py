@@ -1,11 +1,14 @@
-"""The errors every layer of the pipeline raises and every front end turns into its answer:
-``SynthesisError`` (a refusal or failure with its status, code and field) and
-``SynthesisCancelled`` (the client went away). A leaf: it imports no service."""
+"""The errors every layer raises and every front end turns into its answer:
+``SynthesisError`` (a refusal or failure with its status, code and field; the
+REST dialects, the WebSocket protocol, Wyoming and the dashboard all render
+this one type) and ``SynthesisCancelled`` (the client went away). A leaf: it
+imports no service."""
 
 from __future__ import annotations
 
 from accounts.quota import QuotaExceeded, seconds_until_next_period
 from accounts.ratelimit import LimitExceeded
+from tts.text.errors import TextError
 
 
 class SynthesisCancelled(BaseException):
@@ -22,9 +25,10 @@ class SynthesisCancelled(BaseException):
 class SynthesisError(Exception):
     """A request the pipeline refuses or could not complete.
 
-    Carries what both API dialects (and the WebSocket protocol) need: HTTP
-    ``status``, a short ``code``, the request ``field`` at fault (if any) and
-    ``retry_after`` seconds for 429/503.
+    Carries what every front end needs: HTTP ``status``, a short ``code``, the
+    request ``field`` at fault (if any) and ``retry_after`` seconds for 429/503.
+    Views raise it too (404s, 409s...); ``tts.api.errors`` renders it in the
+    caller's dialect.
     """
 
     def __init__(
@@ -52,3 +56,8 @@ class SynthesisError(Exception):
     def from_limit(cls, exc: LimitExceeded) -> SynthesisError:
         """A rate limit, concurrency cap or busy engine, as it refused."""
         return cls(exc.message, code=exc.code, status=exc.status, retry_after=exc.retry_after)
+
+    @classmethod
+    def from_text(cls, exc: TextError) -> SynthesisError:
+        """Text the front end cannot read (bad characters, SSML, language), as it refused."""
+        return cls(str(exc), code=exc.code, status=exc.status, field=exc.field)

@@ -297,7 +297,7 @@ def test_pieces_added_before_the_stream_starts_are_spoken_once(tenant_a: TenantC
     utterance.end()
 
     async def spoken() -> list[str]:
-        return ["".join(alignment.chars) async for _, alignment in utterance.stream if alignment is not None]
+        return ["".join(chunk.alignment.characters) async for _, chunk in utterance.stream if chunk is not None]
 
     texts = asyncio.run(spoken())
     assert utterance.stream.finished.wait(60)

@@ -20,8 +20,8 @@ from tts.models import SynthesisRecord, Voice
 from tts.synthesis.live.streaming import ThreadedStream, stream_synthesis
 from tts.synthesis.live.text_buffer import TextBuffer, loose_sentence_ends, strict_sentence_ends
 from tts.synthesis.request import SynthesisRequest
-from tts.synthesis.stages.pipeline import synthesis_create, synthesis_prepare
 from tts.synthesis.stages import engine as synthesis_engine
+from tts.synthesis.stages.pipeline import synthesis_create, synthesis_prepare
 
 SENTENCES = [f"This is sentence number {n}, spoken slowly and clearly." for n in range(1, 9)]
 

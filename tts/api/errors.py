@@ -3,7 +3,9 @@
 ElevenLabs routes answer ``{"detail": {"status": code, "message": ...}}``;
 OpenAI routes ``{"error": {"message", "type", "param", "code"}}``. Views pick
 theirs with ``error_dialect``. Every error names the field at fault when
-there is one, and 429/503 carry ``Retry-After``.
+there is one, and 429/503 carry ``Retry-After``. What is rendered is always
+the one ``SynthesisError`` (``tts.errors``): views and services raise it, and
+``to_api_error`` translates the foreign exceptions (DRF's, ``TextError``) into it.
 """
 
 from __future__ import annotations
@@ -28,26 +30,6 @@ _OPENAI_TYPES = {
 }
 
 
-class ApiError(Exception):
-    """What every error becomes before it is rendered in a dialect."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        code: str,
-        status_code: int,
-        field: str | None = None,
-        retry_after: int | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.status_code = status_code
-        self.field = field
-        self.retry_after = retry_after
-
-
 def _flatten_validation(detail: Any, prefix: str = "") -> list[tuple[str, str]]:
     """DRF's nested ValidationError detail as (dotted field path, message) pairs."""
     if isinstance(detail, dict):
@@ -61,52 +43,49 @@ def _flatten_validation(detail: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, str(detail))]
 
 
-def to_api_error(exc: Exception) -> ApiError | None:
-    if isinstance(exc, ApiError):
-        return exc
+def to_api_error(exc: Exception) -> SynthesisError | None:
+    """``exc`` as the ``SynthesisError`` to render; None for what DRF should answer itself."""
     if isinstance(exc, SynthesisError):
-        return ApiError(
-            exc.message, code=exc.code, status_code=exc.status, field=exc.field, retry_after=exc.retry_after
-        )
+        return exc
     if isinstance(exc, TextError):  # the shared character check of a body (tts.api.parsers)
-        return ApiError(str(exc), code=exc.code, status_code=exc.status, field=exc.field)
+        return SynthesisError.from_text(exc)
     if isinstance(exc, exceptions.ValidationError):
         pairs = _flatten_validation(exc.detail)
         field = next((f for f, _ in pairs if f and f != "non_field_errors"), None)
         message = "; ".join(f"{f}: {m}" if f and f != "non_field_errors" else m for f, m in pairs)
-        return ApiError(message or "Invalid request.", code="invalid_request", status_code=400, field=field)
+        return SynthesisError(message or "Invalid request.", code="invalid_request", status=400, field=field)
     if isinstance(exc, exceptions.ParseError):
-        return ApiError(f"The request body is not valid JSON: {exc.detail}", code="invalid_json", status_code=400)
+        return SynthesisError(f"The request body is not valid JSON: {exc.detail}", code="invalid_json", status=400)
     if isinstance(exc, exceptions.UnsupportedMediaType):
-        return ApiError(str(exc.detail), code="unsupported_media_type", status_code=415)
+        return SynthesisError(str(exc.detail), code="unsupported_media_type", status=415)
     if isinstance(exc, exceptions.NotAuthenticated):
-        return ApiError(str(exc.detail), code="missing_api_key", status_code=401)
+        return SynthesisError(str(exc.detail), code="missing_api_key", status=401)
     if isinstance(exc, exceptions.AuthenticationFailed):
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else "invalid_api_key"
-        return ApiError(str(exc.detail), code=str(code), status_code=401)
+        return SynthesisError(str(exc.detail), code=str(code), status=401)
     if isinstance(exc, exceptions.PermissionDenied):
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else "permission_denied"
-        return ApiError(str(exc.detail), code=str(code), status_code=403)
+        return SynthesisError(str(exc.detail), code=str(code), status=403)
     if isinstance(exc, exceptions.NotFound):
-        return ApiError(str(exc.detail), code="not_found", status_code=404)
+        return SynthesisError(str(exc.detail), code="not_found", status=404)
     if isinstance(exc, exceptions.MethodNotAllowed):
-        return ApiError(str(exc.detail), code="method_not_allowed", status_code=405)
+        return SynthesisError(str(exc.detail), code="method_not_allowed", status=405)
     if isinstance(exc, exceptions.Throttled):
         wait = getattr(exc, "wait", None)
-        return ApiError(str(exc.detail), code="rate_limited", status_code=429, retry_after=int(wait) if wait else None)
+        return SynthesisError(str(exc.detail), code="rate_limited", status=429, retry_after=int(wait) if wait else None)
     if isinstance(exc, exceptions.APIException):
-        return ApiError(str(exc.detail), code=str(exc.default_code), status_code=exc.status_code)
+        return SynthesisError(str(exc.detail), code=str(exc.default_code), status=exc.status_code)
     return None
 
 
-def render_error(err: ApiError, dialect: str) -> Response:
+def render_error(err: SynthesisError, dialect: str) -> Response:
     if dialect == "fastapi":
         return _render_fastapi(err)
     if dialect == "openai":
         body: dict[str, Any] = {
             "error": {
                 "message": err.message,
-                "type": _OPENAI_TYPES.get(err.status_code, "api_error"),
+                "type": _OPENAI_TYPES.get(err.status, "api_error"),
                 "param": err.field,
                 "code": err.code,
             }
@@ -116,18 +95,18 @@ def render_error(err: ApiError, dialect: str) -> Response:
         if err.field:
             detail["param"] = err.field
         body = {"detail": detail}
-    response = Response(body, status=err.status_code)
+    response = Response(body, status=err.status)
     if err.retry_after is not None:
         response["Retry-After"] = str(err.retry_after)
-    if err.status_code == status.HTTP_401_UNAUTHORIZED:
+    if err.status == status.HTTP_401_UNAUTHORIZED:
         response["WWW-Authenticate"] = 'Bearer realm="api"'
     return response
 
 
-def _render_fastapi(err: ApiError) -> Response:
+def _render_fastapi(err: SynthesisError) -> Response:
     """The CosyVoice deployments' errors (FastAPI): ``{"detail": message}``; a malformed body
     is FastAPI's 422 with a list; over-long text is their 400."""
-    status_code = err.status_code
+    status_code = err.status
     detail: Any = err.message
     if err.code == "invalid_request" and status_code == 400:
         status_code = 422

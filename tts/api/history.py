@@ -23,9 +23,9 @@ from accounts.authentication import request_tenant
 from accounts.models import Scope
 from infra.pagination import keyset_page
 from tts.api.resources import unix_time
+from tts.errors import SynthesisError
 from tts.models import SynthesisRecord
 from tts.usage import (
-    ExportError,
     HistoryItemPending,
     history_archive_chunks,
     history_archive_size,
@@ -34,7 +34,6 @@ from tts.usage import (
     history_item_get,
 )
 
-from .errors import ApiError
 from .fields import StrictCharField
 from .openapi import audio_responses, error_responses, json_object
 
@@ -131,10 +130,10 @@ class HistoryListApi(APIView):
         cursor_id = q.get("start_after_history_item_id")
         cursor = history_item_get(tenant, cursor_id) if cursor_id else None
         if cursor_id and cursor is None:
-            raise ApiError(
+            raise SynthesisError(
                 f"History item '{cursor_id}' was not found.",
                 code="invalid_cursor",
-                status_code=400,
+                status=400,
                 field="start_after_history_item_id",
             )
         page = keyset_page(qs, after=cursor, size=q["page_size"])
@@ -152,10 +151,10 @@ class HistoryListApi(APIView):
 def _item_or_404(request: Request, history_item_id: str) -> SynthesisRecord:
     record = history_item_get(request_tenant(request), history_item_id)
     if record is None:
-        raise ApiError(
+        raise SynthesisError(
             f"History item '{history_item_id}' was not found.",
             code="history_item_not_found",
-            status_code=404,
+            status=404,
             field="history_item_id",
         )
     return record
@@ -189,16 +188,16 @@ class HistoryDetailApi(APIView):
         try:
             history_item_delete(_item_or_404(request, history_item_id))
         except HistoryItemPending as exc:
-            raise ApiError(str(exc), code="history_item_pending", status_code=409, field="history_item_id") from exc
+            raise SynthesisError(str(exc), code="history_item_pending", status=409, field="history_item_id") from exc
         return Response({"status": "ok"})
 
 
 def _audio_response(record: SynthesisRecord) -> HttpResponseBase:
     if not record.audio:
-        raise ApiError(
+        raise SynthesisError(
             "This history item has no stored audio (logging was off or it did not complete).",
             code="audio_not_found",
-            status_code=404,
+            status=404,
             field="history_item_id",
         )
     response = FileResponse(record.audio.open("rb"), content_type=record.content_type)
@@ -253,10 +252,7 @@ class HistoryDownloadApi(APIView):
         records = [_item_or_404(request, item_id) for item_id in item_ids]
         if len(records) == 1:
             return _audio_response(records[0])
-        try:
-            history_archive_size(records)
-        except ExportError as exc:
-            raise ApiError(str(exc), code=exc.code, status_code=exc.status, field=exc.field) from exc
+        history_archive_size(records)  # ExportError, a SynthesisError: 413 past the bound
         chunks = history_archive_chunks(records)
         content = _in_worker_threads(chunks) if isinstance(request._request, ASGIRequest) else chunks
         response = StreamingHttpResponse(content, content_type="application/zip")

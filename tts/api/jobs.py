@@ -19,13 +19,13 @@ from rest_framework.views import APIView
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from infra.pagination import keyset_page
+from tts.errors import SynthesisError
 from tts.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.models import Job
 from tts.synthesis import output_format_for
 from tts.usage import content_disposition, filename_for
 
 from .elevenlabs import DEFAULT_OUTPUT_FORMAT, DictionaryLocatorSerializer, VoiceSettingsSerializer
-from .errors import ApiError
 from .fields import StrictCharField
 from .openapi import error_responses, json_object
 
@@ -66,7 +66,7 @@ def job_json(job: Job) -> dict[str, Any]:
 def _job_or_404(request: Request, job_id: str) -> Job:
     job = job_get(request_tenant(request), job_id)
     if job is None:
-        raise ApiError(f"Job '{job_id}' was not found.", code="job_not_found", status_code=404, field="job_id")
+        raise SynthesisError(f"Job '{job_id}' was not found.", code="job_not_found", status=404, field="job_id")
     return job
 
 
@@ -195,10 +195,10 @@ class JobCancelApi(APIView):
     def post(self, request: Request, job_id: str) -> Response:
         job = _job_or_404(request, job_id)
         if job.is_finished:
-            raise ApiError(
+            raise SynthesisError(
                 f"Job '{job_id}' already {job.status}; there is nothing to cancel.",
                 code="job_finished",
-                status_code=409,
+                status=409,
                 field="job_id",
             )
         return Response(job_json(job_cancel(job)), status=status.HTTP_202_ACCEPTED)
@@ -223,17 +223,17 @@ class JobAudioApi(APIView):
     def get(self, request: Request, job_id: str) -> FileResponse:
         job = _job_or_404(request, job_id)
         if job.status != Job.Status.SUCCEEDED:
-            raise ApiError(
+            raise SynthesisError(
                 f"Job '{job_id}' is {job.status}; its audio is there once it has succeeded.",
                 code="job_not_finished" if not job.is_finished else "job_has_no_audio",
-                status_code=409 if not job.is_finished else 404,
+                status=409 if not job.is_finished else 404,
                 field="job_id",
             )
         if not job.audio:
-            raise ApiError(
+            raise SynthesisError(
                 f"The audio of job '{job_id}' is gone (past the plan's retention).",
                 code="job_audio_purged",
-                status_code=404,
+                status=404,
                 field="job_id",
             )
         extension = (job.audio.name or "").rsplit(".", 1)[-1]

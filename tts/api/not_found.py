@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .errors import ApiError
+from tts.errors import SynthesisError
 
 
 class _AddSlash(Exception):
@@ -52,7 +52,7 @@ class UnknownRouteApi(APIView):
         target = _slash_target(request)
         if target:
             raise _AddSlash(target)
-        raise ApiError(f"No such endpoint: {request.method} {request.path}.", code="not_found", status_code=404)
+        raise SynthesisError(f"No such endpoint: {request.method} {request.path}.", code="not_found", status=404)
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, _AddSlash):

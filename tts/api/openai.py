@@ -28,10 +28,10 @@ from rest_framework.views import APIView
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
 from tts.catalogue import openai_voice
+from tts.errors import SynthesisError
 from tts.synthesis import SynthesisRequest, output_format_for, synthesis_create, synthesis_prepare
 
 from .elevenlabs import audio_headers
-from .errors import ApiError
 from .fields import StrictCharField
 from .openapi import audio_responses, error_responses
 from .streaming import audio_stream_response, is_asgi, sse_stream_response
@@ -72,8 +72,8 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
     # OpenAI's own voice names stand for the voices TTS_OPENAI_VOICES maps them to.
     voice = openai_voice(tenant, data["voice"])
     if voice is None:
-        raise ApiError(
-            f"Voice '{data['voice']}' was not found.", code="voice_not_found", status_code=404, field="voice"
+        raise SynthesisError(
+            f"Voice '{data['voice']}' was not found.", code="voice_not_found", status=404, field="voice"
         )
     req = SynthesisRequest(
         tenant=tenant,

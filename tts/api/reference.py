@@ -50,7 +50,6 @@ from tts.models import Voice
 from tts.synthesis import SynthesisRequest, SynthesisRun, output_format_for, synthesis_create, synthesis_prepare
 
 from .elevenlabs import audio_headers
-from .errors import ApiError
 from .openapi import audio_responses, json_object
 from .streaming import audio_stream_response, body_stream_response
 
@@ -84,7 +83,7 @@ def _request(request: Request, data: dict[str, Any], fmt_name: str, language: st
     else:
         voice = default_voice_for_text(tenant, data["text"], language)
         if voice is None:
-            raise ApiError("No default voice is installed.", code="voice_not_found", status_code=404, field="speaker")
+            raise SynthesisError("No default voice is installed.", code="voice_not_found", status=404, field="speaker")
     return SynthesisRequest(
         tenant=tenant,
         api_key=request_api_key(request),
@@ -205,10 +204,10 @@ class ReloadView(APIView):
         key = request_api_key(request)
         creator = getattr(key, "created_by", None)
         if creator is None or not (creator.is_staff and creator.is_active):
-            raise ApiError(
+            raise SynthesisError(
                 "This key's models:admin scope needs a key made by an active staff user.",
                 code="permission_denied",
-                status_code=403,
+                status=403,
             )
         body = ReloadInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -216,7 +215,7 @@ class ReloadView(APIView):
         try:
             version = model_version_named(data["model"], data.get("version") or None)
         except LookupError as exc:
-            raise ApiError(str(exc), code="model_not_found", status_code=404, field="model") from exc
+            raise SynthesisError(str(exc), code="model_not_found", status=404, field="model") from exc
         activate_model_version(version)
         return Response(
             {

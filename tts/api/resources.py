@@ -27,10 +27,10 @@ from tts.catalogue import (
     voice_get,
     voices_served_for_tenant,
 )
+from tts.errors import SynthesisError
 from tts.models import ModelVersion, Voice
 from tts.synthesis import engine_seconds_limit, job_engine_seconds_limit
 
-from .errors import ApiError
 from .openapi import error_responses, json_object
 
 LANGUAGE_NAMES = {
@@ -132,10 +132,10 @@ class VoiceDetailApi(APIView):
 
     def delete(self, request: Request, voice_id: str) -> Response:
         if not voice_delete(tenant=request_tenant(request), voice_id=voice_id):
-            raise ApiError(
+            raise SynthesisError(
                 f"This tenant has no voice of its own with voice_id '{voice_id}'.",
                 code="voice_not_found",
-                status_code=404,
+                status=404,
                 field="voice_id",
             )
         return Response({"status": "ok"})
@@ -143,10 +143,10 @@ class VoiceDetailApi(APIView):
     def get(self, request: Request, voice_id: str) -> Response:
         voice = voice_get(request_tenant(request), voice_id)
         if voice is None:
-            raise ApiError(
+            raise SynthesisError(
                 f"A voice with voice_id '{voice_id}' was not found.",
                 code="voice_not_found",
-                status_code=404,
+                status=404,
                 field="voice_id",
             )
         return Response(voice_json(voice, tenant_id=request_tenant(request).pk))

@@ -36,7 +36,6 @@ from tts.synthesis import (
 )
 
 from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
-from .errors import to_api_error
 from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
 
 
@@ -169,9 +168,7 @@ class _SpeechEvents:
         return _sse({"type": "speech.audio.done", "usage": usage})
 
     def failure(self, exc: SynthesisError) -> bytes:
-        err = to_api_error(exc)
-        assert err is not None
-        error = {"message": err.message, "type": "api_error", "param": err.field, "code": err.code}
+        error = {"message": exc.message, "type": "api_error", "param": exc.field, "code": exc.code}
         return _sse({"type": "error", "error": error})
 
 

@@ -43,7 +43,6 @@ from tts.synthesis import (
 from tts.usage import captions_srt, captions_vtt, history_item_get
 
 from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
-from .errors import ApiError
 from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, error_responses
 from .streaming import AudioStreamResponse, is_asgi
 
@@ -210,19 +209,19 @@ class HistoryCaptionsApi(APIView):
         fmt = query.validated_data["format"]
         record = history_item_get(request_tenant(request), history_item_id)
         if record is None:
-            raise ApiError(
+            raise SynthesisError(
                 f"History item '{history_item_id}' was not found.",
                 code="history_item_not_found",
-                status_code=404,
+                status=404,
                 field="history_item_id",
             )
         content_type, render = CAPTION_FORMATS[fmt]
         text = render(record.alignment)
         if text is None:
-            raise ApiError(
+            raise SynthesisError(
                 f"History item '{history_item_id}' has no timestamps to make captions from.",
                 code="captions_not_available",
-                status_code=404,
+                status=404,
                 field="history_item_id",
             )
         response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")

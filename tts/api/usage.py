@@ -19,9 +19,9 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_tenant
 from accounts.models import Scope
+from tts.errors import SynthesisError
 from tts.usage import BREAKDOWNS, daily_usage, usage_breakdown
 
-from .errors import ApiError
 from .openapi import error_responses, json_object
 
 _MAX_DAYS = 366 * 2
@@ -78,14 +78,14 @@ class CharacterStatsApi(APIView):
         first = dt.datetime.fromtimestamp(q["start_unix"] / 1000, tz=dt.UTC).date()
         last = dt.datetime.fromtimestamp(q["end_unix"] / 1000, tz=dt.UTC).date()
         if last < first:
-            raise ApiError(
-                "end_unix must not be before start_unix.", code="invalid_range", status_code=400, field="end_unix"
+            raise SynthesisError(
+                "end_unix must not be before start_unix.", code="invalid_range", status=400, field="end_unix"
             )
         if (last - first).days > _MAX_DAYS:
-            raise ApiError(
+            raise SynthesisError(
                 f"The range may span at most {_MAX_DAYS} days.",
                 code="invalid_range",
-                status_code=400,
+                status=400,
                 field="start_unix",
             )
         metric = "characters" if q["metric"] == "credits" else q["metric"]

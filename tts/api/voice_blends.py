@@ -11,9 +11,9 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_tenant
 from accounts.models import Scope
-from tts.catalogue import VoiceBlendError, voice_blend_create
+from tts.catalogue import voice_blend_create
+from tts.errors import SynthesisError
 
-from .errors import ApiError
 from .openapi import error_responses, json_object
 from .resources import voice_json
 
@@ -46,13 +46,11 @@ class VoiceBlendApi(APIView):
         data = BlendInputSerializer(data=request.data)
         if not data.is_valid():
             field, errors = next(iter(data.errors.items()))
-            raise ApiError(
-                f"{field}: {' '.join(str(e) for e in errors)}", code="invalid_request", status_code=400, field=field
+            raise SynthesisError(
+                f"{field}: {' '.join(str(e) for e in errors)}", code="invalid_request", status=400, field=field
             )
-        try:
-            voice = voice_blend_create(tenant=tenant, **data.validated_data)
-        except VoiceBlendError as exc:
-            raise ApiError(exc.message, code=exc.code, status_code=exc.status, field=exc.field) from exc
+        # VoiceBlendError, a SynthesisError: rendered like any other.
+        voice = voice_blend_create(tenant=tenant, **data.validated_data)
         return Response(
             {
                 "voice_id": voice.voice_id,

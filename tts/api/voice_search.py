@@ -19,8 +19,8 @@ from rest_framework.views import APIView
 from accounts.authentication import request_tenant
 from accounts.models import Scope
 from tts.catalogue import VOICE_CATEGORIES, VOICE_TYPES, VoiceQuery, voices_search
+from tts.errors import SynthesisError
 
-from .errors import ApiError
 from .fields import StrictCharField
 from .openapi import error_responses, json_object
 from .resources import voice_json
@@ -83,17 +83,17 @@ def _token_start(token: str, *, sort: str, descending: bool) -> tuple[str, str]:
     try:
         got_sort, got_descending, key, voice_id = signing.loads(token, salt=_TOKEN_SALT)
     except (signing.BadSignature, ValueError, TypeError) as exc:
-        raise ApiError(
+        raise SynthesisError(
             "next_page_token: not a token this server handed out.",
             code="invalid_request",
-            status_code=400,
+            status=400,
             field="next_page_token",
         ) from exc
     if (got_sort, got_descending) != (sort, descending):
-        raise ApiError(
+        raise SynthesisError(
             "next_page_token: made for another sort or sort_direction; send the same ones on every page.",
             code="invalid_request",
-            status_code=400,
+            status=400,
             field="next_page_token",
         )
     return str(key), str(voice_id)

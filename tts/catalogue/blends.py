@@ -19,21 +19,18 @@ from django.db import transaction
 from accounts.models import Tenant
 from infra.lookup_cache import clear_lookup_caches
 from tts.catalogue.voices import active_model_version, voice_get
+from tts.errors import SynthesisError
 from tts.models import ModelVersion, Voice
 
 MAX_COMPONENTS = 5
 _PART = re.compile(r"^\s*([A-Za-z0-9_-]{1,64})\s*(?:\(\s*(\d{1,3}(?:\.\d{1,4})?)\s*\))?\s*$")
 
 
-class VoiceBlendError(Exception):
+class VoiceBlendError(SynthesisError):
     """The blend cannot be made; ``field`` names the request field at fault."""
 
     def __init__(self, message: str, *, field: str, status: int = 400, code: str = "invalid_blend") -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-        self.status = status
-        self.code = code
+        super().__init__(message, code=code, status=status, field=field)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from tts.audio.formats import (
     parse_elevenlabs_format,
     parse_openai_format,
 )
+from tts.errors import SynthesisError
 from tts.models import SynthesisRecord
 
 # What the dashboard offers; each name is an ElevenLabs output_format.
@@ -41,12 +42,11 @@ DOWNLOAD_FORMATS: dict[str, str] = {
 }
 
 
-class ExportError(Exception):
+class ExportError(SynthesisError):
+    """An item that cannot be exported as asked; ``field`` names what is at fault."""
+
     def __init__(self, message: str, *, field: str, status: int = 400, code: str = "export_failed") -> None:
-        super().__init__(message)
-        self.field = field
-        self.status = status
-        self.code = code
+        super().__init__(message, code=code, status=status, field=field)
 
 
 # --- many items as one zip, streamed --------------------------------------------

@@ -53,7 +53,14 @@ from infra.logging import current_request_id
 from tts.audio.formats import pcm_format
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord
-from tts.synthesis import Alignment, ClientGone, SynthesisRequest, TextBuffer, UtteranceDriver, strict_sentence_ends
+from tts.synthesis import (
+    AlignmentChunk,
+    ClientGone,
+    SynthesisRequest,
+    TextBuffer,
+    UtteranceDriver,
+    strict_sentence_ends,
+)
 from tts.text.characters import check_json_strings
 from tts.text.errors import TextError
 
@@ -101,7 +108,7 @@ class _AudioSink:
         self.driver: UtteranceDriver | None = None
         self.rate = 0
 
-    async def audio(self, data: bytes, alignment: Alignment | None) -> None:
+    async def audio(self, data: bytes, alignment: AlignmentChunk | None) -> None:
         conn = self.connection
         conn.last_activity = time.monotonic()
         if not self.rate:

@@ -49,7 +49,15 @@ from tts.api.websocket.protocol import (
 )
 from tts.catalogue import voice_get
 from tts.errors import SynthesisError
-from tts.synthesis import Alignment, RequestFactory, SynthesisRequest, TextBuffer, UtteranceDriver
+from tts.synthesis import (
+    AlignmentChunk,
+    RequestFactory,
+    SynthesisRequest,
+    TextBuffer,
+    UtteranceDriver,
+    UtteranceSink,
+    websocket_alignment,
+)
 from tts.text.characters import check_json_strings
 from tts.text.errors import TextError
 
@@ -76,6 +84,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
         self.closing = False
         self.voice_settings: dict[str, Any] = {}
         self.dictionary_locators: list[dict[str, Any]] = []
+        self.schedule: tuple[int, ...] = ()
         self.driver: UtteranceDriver | None = None
         self.watchdog: asyncio.Task[None] | None = None
         self.last_activity = time.monotonic()
@@ -152,34 +161,14 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
             await self._text(msg)
 
     async def _initialize(self, msg: dict[str, Any]) -> None:
-        text = msg.get("text")
-        if not isinstance(text, str):
-            raise ProtocolError(
-                'text: the first message initializes the stream and must carry "text": " ".',
-                code="invalid_message",
-                field="text",
-                close_code=CLOSE_POLICY,
-            )
-        if text.strip():
-            raise ProtocolError(
-                'text: text arrived before the stream was initialized; send {"text": " "} with the '
-                "settings first, then the text.",
-                code="init_required",
-                field="text",
-                close_code=CLOSE_POLICY,
-            )
-        schedule = await self._configure(msg)
-        self.driver = UtteranceDriver(
-            self._request_factory(self.voice_settings),
-            _StreamSink(self),
-            buffer=TextBuffer(schedule, auto_mode=self.options.auto_mode),
-        )
-        self.initialized = True
+        """The first message: the one connection set-up of stream-input and multi-stream-input.
 
-    async def _configure(self, msg: dict[str, Any]) -> tuple[int, ...]:
-        """The first message's settings, shared by stream-input and multi-stream-input: voice settings,
-        dictionaries and the chunk schedule checked (a policy close naming the field), the key or the
-        dashboard session authenticated, the voice looked up. Returns the chunk schedule."""
+        Its text checked (``_check_opening_text``); voice settings, dictionaries and the chunk
+        schedule read (a policy close naming the field); the key or the dashboard session
+        authenticated unless the query or a header did; the voice looked up; then what the
+        connection speaks is opened (``_open``).
+        """
+        self._check_opening_text(msg)
         self.voice_settings = self._voice_settings(msg.get("voice_settings"))
         locators = msg.get("pronunciation_dictionary_locators") or []
         if not isinstance(locators, list) or not all(isinstance(x, dict) for x in locators):
@@ -198,7 +187,7 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 field="generation_config",
                 close_code=CLOSE_POLICY,
             )
-        schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
+        self.schedule = parse_chunk_schedule((config or {}).get("chunk_length_schedule"))
         if self.tenant is None:
             raw_key = raw_key_from_message(msg)
             if raw_key:
@@ -213,7 +202,41 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
                 field="voice_id",
                 close_code=CLOSE_POLICY,
             )
-        return schedule
+        self.initialized = True
+        await self._open(msg)
+
+    def _check_opening_text(self, msg: dict[str, Any]) -> None:
+        """stream-input's first message only initializes: it carries ``"text": " "``."""
+        text = msg.get("text")
+        if not isinstance(text, str):
+            raise ProtocolError(
+                'text: the first message initializes the stream and must carry "text": " ".',
+                code="invalid_message",
+                field="text",
+                close_code=CLOSE_POLICY,
+            )
+        if text.strip():
+            raise ProtocolError(
+                'text: text arrived before the stream was initialized; send {"text": " "} with the '
+                "settings first, then the text.",
+                code="init_required",
+                field="text",
+                close_code=CLOSE_POLICY,
+            )
+
+    async def _open(self, msg: dict[str, Any]) -> None:
+        """stream-input's one utterance, for the text that follows."""
+        self.driver = self._driver(_StreamSink(self), self.voice_settings)
+
+    def _driver(self, sink: UtteranceSink, voice_settings: dict[str, Any], *, label: str = "") -> UtteranceDriver:
+        """An utterance of this connection: its requests (``_request_factory``), its text cut on
+        the connection's chunk schedule."""
+        return UtteranceDriver(
+            self._request_factory(voice_settings),
+            sink,
+            buffer=TextBuffer(self.schedule, auto_mode=self.options.auto_mode),
+            label=label,
+        )
 
     def _voice_settings(self, value: Any) -> dict[str, Any]:
         if value is None:
@@ -290,8 +313,9 @@ class StreamInputConsumer(AsyncWebsocketConsumer):
 
         return request_for
 
-    async def _send_audio(self, data: bytes, alignment: Alignment | None) -> None:
-        aligned = alignment.as_json() if alignment is not None and self.options.alignment else None
+    async def _send_audio(self, data: bytes, alignment: AlignmentChunk | None) -> None:
+        # Both fields carry the original text's track, as they always have.
+        aligned = websocket_alignment(alignment) if self.options.alignment else None
         if self.options.binary_audio:
             await self.send(bytes_data=data)
             await self._send_json(
@@ -397,7 +421,7 @@ class _StreamSink:
     def __init__(self, consumer: StreamInputConsumer) -> None:
         self.consumer = consumer
 
-    async def audio(self, data: bytes, alignment: Alignment | None) -> None:
+    async def audio(self, data: bytes, alignment: AlignmentChunk | None) -> None:
         self.consumer.last_activity = time.monotonic()
         await self.consumer._send_audio(data, alignment)
 

@@ -1,7 +1,9 @@
 """ElevenLabs' ``/v1/text-to-speech/{voice_id}/multi-stream-input``: up to ``MAX_CONTEXTS``
 utterances on one connection, each a ``context_id`` with its own driver, spoken and closed
-independently (protocol in docs/websocket.md). Authentication, message checks and the
-single-utterance protocol are ``StreamInputConsumer``'s (``tts.api.websocket.consumers``).
+independently (protocol in docs/websocket.md). The connection set-up (``connect``: the query's
+options and key; ``_initialize``: the first message's settings, key or session and voice), the
+message checks and the making of a driver are ``StreamInputConsumer``'s
+(``tts.api.websocket.consumers``); this class says only what the first message opens.
 
 ``close_context`` ends a context as ElevenLabs does: the text sent to it is spoken to its end,
 then comes its ``isFinal`` (what pipecat and LiveKit Agents wait for after
@@ -23,7 +25,7 @@ from tts.api.websocket.protocol import (
     ProtocolError,
 )
 from tts.errors import SynthesisError
-from tts.synthesis import Alignment, TextBuffer, UtteranceDriver
+from tts.synthesis import AlignmentChunk, UtteranceDriver, websocket_alignment
 
 #: Open contexts per connection, as ElevenLabs allows.
 MAX_CONTEXTS = 5
@@ -44,7 +46,7 @@ class _ContextSink:
         self.context_id = context_id
         self.driver: UtteranceDriver | None = None  # set once made: a reopened id is another context
 
-    async def audio(self, data: bytes, alignment: Alignment | None) -> None:
+    async def audio(self, data: bytes, alignment: AlignmentChunk | None) -> None:
         self.consumer.last_activity = time.monotonic()
         await self.consumer._send_context_audio(self.context_id, data, alignment)
 
@@ -62,7 +64,6 @@ class MultiStreamInputConsumer(StreamInputConsumer):
         self.contexts: dict[str, Context] = {}
         #: Closed by the client and still speaking what was sent to them, oldest first.
         self.closing_contexts: list[Context] = []
-        self.schedule: tuple[int, ...] = ()
         self.socket_ending = False
         await super().connect()
 
@@ -85,14 +86,15 @@ class MultiStreamInputConsumer(StreamInputConsumer):
 
     # --- messages -----------------------------------------------------------
 
-    async def _initialize(self, msg: dict[str, Any]) -> None:
-        text = msg.get("text", " ")
-        if not isinstance(text, str):
+    def _check_opening_text(self, msg: dict[str, Any]) -> None:
+        """The first message may open a context with text already (none is an initializing " ")."""
+        if not isinstance(msg.get("text", " "), str):
             raise ProtocolError(
                 "text: must be a string.", code="invalid_message", field="text", close_code=CLOSE_POLICY
             )
-        self.schedule = await self._configure(msg)
-        self.initialized = True
+
+    async def _open(self, msg: dict[str, Any]) -> None:
+        """No utterance of the connection's own: the first message is a context's, as any other."""
         await self._text(msg)
 
     async def _text(self, msg: dict[str, Any]) -> None:
@@ -127,12 +129,7 @@ class MultiStreamInputConsumer(StreamInputConsumer):
             if msg.get("voice_settings") is not None:
                 voice_settings = self._voice_settings(msg.get("voice_settings"))
             sink = _ContextSink(self, context_id)
-            driver = sink.driver = UtteranceDriver(
-                self._request_factory(voice_settings),
-                sink,
-                buffer=TextBuffer(self.schedule, auto_mode=self.options.auto_mode),
-                label=f" in context '{context_id}'",
-            )
+            driver = sink.driver = self._driver(sink, voice_settings, label=f" in context '{context_id}'")
             ctx = Context(context_id, driver)
             self.contexts[context_id] = ctx
         # Any message naming a context is activity here: {"text": ""} is the protocol's keep-alive.
@@ -207,8 +204,8 @@ class MultiStreamInputConsumer(StreamInputConsumer):
         await self._send_json({"isFinal": True, "contextId": context_id})
         await self._maybe_close()
 
-    async def _send_context_audio(self, context_id: str, data: bytes, alignment: Alignment | None) -> None:
-        aligned = alignment.as_json() if alignment is not None and self.options.alignment else None
+    async def _send_context_audio(self, context_id: str, data: bytes, alignment: AlignmentChunk | None) -> None:
+        aligned = websocket_alignment(alignment) if self.options.alignment else None
         await self._send_json(
             {
                 "audio": base64.b64encode(data).decode("ascii"),

@@ -2,8 +2,11 @@
 
 Owns the engine's word timings of one segment (``timestamps``: ``SegmentTiming`` and the
 timed engine call that reports them) and the character tracks built from them, in
-ElevenLabs' shapes (``timeline``: ``AlignmentTimeline`` for a whole utterance,
-``AlignmentChunk`` for a piece of audio, ``websocket_alignment`` for the WebSockets).
+ElevenLabs' shapes (``timeline``): ``AlignmentTimeline`` for a whole utterance and
+``AlignmentChunk`` for a piece of audio, the one alignment type live speech hands around
+(from the timeline, or ``estimate_alignment`` where the engine reports no timings);
+``websocket_alignment`` is the one conversion to the WebSockets' JSON, framed per message
+by ``MessageClock``.
 
 May import: inference, text and audio. Never another room of synthesis.
 """

@@ -1,6 +1,10 @@
 """Character timestamps from word timings: the ElevenLabs ``alignment`` and ``normalized_alignment``
-tracks of a whole utterance (``AlignmentTimeline``), the chunks a stream sends
-(``AlignmentChunk``, ``websocket_alignment``). The word timings themselves come from
+tracks of a whole utterance (``AlignmentTimeline``) and the chunks a stream sends.
+
+``AlignmentChunk`` (absolute seconds, both tracks) is the one alignment type live speech hands
+around: a timeline's chunk where the engine reported timings, else an even estimate
+(``estimate_alignment``). ``websocket_alignment`` is the one conversion to the WebSockets' JSON,
+``MessageClock`` the per-message convention it follows. The word timings themselves come from
 ``tts.synthesis.alignment.timestamps``."""
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.conf import settings
 
 from tts.synthesis.alignment.timestamps import SegmentTiming
 from tts.text.segment import Segment
@@ -129,10 +135,18 @@ class CharTrack:
 
 @dataclass
 class AlignmentChunk:
-    """The characters spoken in one chunk of audio, both tracks, absolute times."""
+    """The characters spoken in one chunk of audio, both tracks, absolute times.
+
+    A chunk sent with a live stream's audio also carries how its message is timed (set by
+    ``MessageClock``; seconds from the utterance's start): ``origin``, where the message's
+    times count from, and ``audio_end``, where its audio ends, which its last character lasts
+    at least to (``None``: not stretched).
+    """
 
     alignment: CharTrack = field(default_factory=CharTrack)
     normalized: CharTrack = field(default_factory=CharTrack)
+    origin: float = 0.0
+    audio_end: float | None = None
 
     def take_before(self, t: float) -> AlignmentChunk:
         """Remove and return the characters (both tracks) that start before ``t``: what audio up to ``t`` covers."""
@@ -243,14 +257,72 @@ class AlignmentTimeline:
         return timeline
 
 
-def websocket_alignment(chunk: AlignmentChunk | None, chunk_start: float, *, normalized: bool = False) -> dict | None:
-    """ElevenLabs' WebSocket shape (``chars``, ``charStartTimesMs``, ``charDurationsMs``),
-    times in milliseconds from the start of this audio chunk."""
+def estimate_alignment(text: str, start: float, seconds: float) -> AlignmentChunk:
+    """``text`` spread evenly over the speech of ``seconds`` of audio from ``start``, both tracks.
+
+    For engines that report no timings (Piper gives none per character): good enough for
+    captions and barge-in bookkeeping. The speech is the audio less its sentence silence; the
+    characters sit on a millisecond grid so their durations add up to it in the WebSockets' ms.
+    """
+    chars = list(text)
+    speech_ms = max(0.0, seconds * 1000 - settings.TTS_SENTENCE_SILENCE_MS)
+    step = speech_ms / max(1, len(chars))
+    start_ms = round(start * 1000)
+    starts = [(start_ms + round(i * step)) / 1000 for i in range(len(chars))]
+    ends = [(start_ms + round((i + 1) * step)) / 1000 for i in range(len(chars))]
+    return AlignmentChunk(CharTrack(chars, starts, ends), CharTrack(list(chars), list(starts), list(ends)))
+
+
+def websocket_alignment(
+    chunk: AlignmentChunk | None, chunk_start: float | None = None, *, normalized: bool = False
+) -> dict | None:
+    """ElevenLabs' WebSocket shape (``chars``, ``charStartTimesMs``, ``charDurationsMs``) of ``chunk``.
+
+    Times are milliseconds from ``chunk_start`` (seconds from the utterance's start; by default
+    the chunk's ``origin``), and the last character lasts at least to the chunk's ``audio_end``
+    when it has one. Every WebSocket message's alignment is made here (``MessageClock``).
+    """
     if chunk is None:
         return None
     track = chunk.normalized if normalized else chunk.alignment
     if not track:
         return None
-    starts = [max(0, round((t - chunk_start) * 1000)) for t in track.starts]
+    origin_ms = round((chunk.origin if chunk_start is None else chunk_start) * 1000)
+    starts = [max(0, round(t * 1000) - origin_ms) for t in track.starts]
     durations = [max(0, round((e - s) * 1000)) for s, e in zip(track.starts, track.ends, strict=True)]
+    if chunk.audio_end is not None:
+        durations[-1] = max(durations[-1], round(chunk.audio_end * 1000) - origin_ms - starts[-1])
     return {"chars": list(track.characters), "charStartTimesMs": starts, "charDurationsMs": durations}
+
+
+class MessageClock:
+    """The alignment times of live audio messages, by ElevenLabs' conventions.
+
+    By default each message's times restart at zero and its alignment spans its audio, so a
+    client's clock advances by each message's span, the last character's start plus duration
+    (pipecat adds them up so). Here zero is where the characters sent before end, which is the
+    message's first sample unless audio went out with no character starting in it (a sentence's
+    trailing silence), and a message's last character lasts at least to the end of its audio: the
+    sum of the spans is always where the next message's characters start. The clock counts in
+    the milliseconds the messages carry (``websocket_alignment``), so no rounding drifts. With
+    ``sync_alignment`` (``from_start``) the times run from the start of the utterance instead, as
+    LiveKit Agents (which sends it) reads them.
+    """
+
+    def __init__(self, *, from_start: bool) -> None:
+        self.from_start = from_start
+        self.origin_ms = 0  # the end of the characters sent so far, ms from the utterance's start
+
+    def place(self, chunk: AlignmentChunk | None, audio_end: float) -> AlignmentChunk | None:
+        """``chunk`` (absolute times) framed as the message whose audio ends at ``audio_end`` sends it;
+        ``None`` when it holds no character."""
+        if chunk is None or not (chunk.alignment or chunk.normalized):
+            return None
+        if self.from_start:
+            return chunk
+        chunk.origin = self.origin_ms / 1000
+        chunk.audio_end = audio_end
+        message = websocket_alignment(chunk)
+        if message is not None:
+            self.origin_ms += message["charStartTimesMs"][-1] + message["charDurationsMs"][-1]
+        return chunk

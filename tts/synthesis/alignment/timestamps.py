@@ -39,7 +39,11 @@ from tts.text.segment import Segment
 
 @dataclass
 class SegmentTiming:
-    """Where the words of one synthesized segment are, in seconds from its start."""
+    """The engine's word timings of one synthesized segment, in seconds from its start.
+
+    An input to alignment, not an alignment: the one alignment type, ``AlignmentChunk``
+    (``tts.synthesis.alignment.timeline``), is built from it by ``AlignmentTimeline.add``.
+    """
 
     #: (start, end) of each spoken word, in order.
     words: list[tuple[float, float]] = field(default_factory=list)

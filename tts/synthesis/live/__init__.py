@@ -11,7 +11,7 @@ May import: the stages, runs, engine time, alignment and cache rooms of synthesi
 they may import. Never an API, consumer or the Wyoming server (they import it).
 """
 
-from tts.synthesis.live.driver import ClientGone, RequestFactory, UtteranceDriver
+from tts.synthesis.live.driver import ClientGone, RequestFactory, UtteranceDriver, UtteranceSink
 from tts.synthesis.live.text_buffer import DEFAULT_CHUNK_SCHEDULE, TextBuffer, strict_sentence_ends
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "RequestFactory",
     "TextBuffer",
     "UtteranceDriver",
+    "UtteranceSink",
     "strict_sentence_ends",
 ]

@@ -21,7 +21,8 @@ The driver owns:
 * cancel: :meth:`UtteranceDriver.cancel` (a client gone, a context closed)
   stops before the next segment; the run refunds what was never spoken;
 * timestamps: each audio chunk comes with the characters it covers
-  (``Alignment``), for the protocols that send them.
+  (an ``AlignmentChunk``: absolute times, both tracks, framed for its message),
+  for the protocols that send them (``websocket_alignment`` makes their JSON).
 
 Blocking work (the ORM, the engine) never runs on the event loop: in a
 worker thread (``database_sync_to_async``) or on the stream's own thread.
@@ -38,7 +39,8 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from tts.errors import SynthesisError
-from tts.synthesis.live.streaming import Alignment, LiveUtterance, ThreadedStream, stream_synthesis
+from tts.synthesis.alignment.timeline import AlignmentChunk
+from tts.synthesis.live.streaming import LiveUtterance, ThreadedStream, stream_synthesis
 from tts.synthesis.live.text_buffer import TextBuffer
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.runs.run import SynthesisRun
@@ -54,8 +56,9 @@ RequestFactory = Callable[[str], SynthesisRequest]
 class UtteranceSink(Protocol):
     """What a protocol adapter does with the driver's output (called on the event loop)."""
 
-    async def audio(self, data: bytes, alignment: Alignment | None) -> None:
-        """One encoded chunk, in order; awaiting it is the backpressure towards the engine."""
+    async def audio(self, data: bytes, alignment: AlignmentChunk | None) -> None:
+        """One encoded chunk, in order, with the characters its audio covers (``None``: none, or
+        a text known in full, whose chunks carry none); awaiting it is the backpressure towards the engine."""
 
     async def done(self) -> None:
         """Everything was spoken (or nothing ever was: no run, no record): the utterance is over."""
@@ -248,7 +251,7 @@ class UtteranceDriver:
             return
         self._pump = asyncio.create_task(self._pump_audio(utterance.stream))
 
-    async def _pump_audio(self, chunks: AsyncIterator[tuple[bytes, Alignment | None]]) -> None:
+    async def _pump_audio(self, chunks: AsyncIterator[tuple[bytes, AlignmentChunk | None]]) -> None:
         completed = False
         try:
             async for data, alignment in chunks:
@@ -272,6 +275,6 @@ class UtteranceDriver:
         await self.sink.done()
 
 
-async def _without_alignment(stream: ThreadedStream[bytes]) -> AsyncIterator[tuple[bytes, Alignment | None]]:
+async def _without_alignment(stream: ThreadedStream[bytes]) -> AsyncIterator[tuple[bytes, AlignmentChunk | None]]:
     async for data in stream:
         yield data, None
