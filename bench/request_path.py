@@ -171,12 +171,14 @@ class Servers:
     # --- one request of each kind -------------------------------------------------
 
     def rest(self, text: str) -> None:
-        r = httpx.post(f"{self.base}/v1/text-to-speech/joe", headers={"xi-api-key": self.key}, json={"text": text})
+        r = httpx.post(
+            f"{self.base}/v1/text-to-speech/joe", headers={"xi-api-key": self.key}, json={"text": text}, timeout=60
+        )
         assert r.status_code == 200 and len(r.content) > 1000, (r.status_code, r.text[:200])
 
     def stream(self, text: str) -> None:
         url = f"{self.base}/v1/text-to-speech/joe/stream"
-        with httpx.stream("POST", url, headers={"xi-api-key": self.key}, json={"text": text}) as r:
+        with httpx.stream("POST", url, headers={"xi-api-key": self.key}, json={"text": text}, timeout=60) as r:
             assert r.status_code == 200
             assert sum(len(c) for c in r.iter_bytes()) > 1000
 
@@ -209,7 +211,9 @@ class Servers:
         assert asyncio.run(self._wyoming(text)) > 1000
 
     def job(self, text: str) -> None:
-        r = httpx.post(f"{self.base}/v1/jobs", headers={"xi-api-key": self.key}, json={"text": text, "voice_id": "joe"})
+        r = httpx.post(
+            f"{self.base}/v1/jobs", headers={"xi-api-key": self.key}, json={"text": text, "voice_id": "joe"}, timeout=60
+        )
         assert r.status_code in (200, 201, 202), (r.status_code, r.text[:300])
         db = sqlite3.connect(Path(self.var) / "db.sqlite3")
         for _ in range(1200):  # polled in the database, not through the traced server

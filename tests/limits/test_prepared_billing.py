@@ -12,6 +12,7 @@ from accounts.models import Usage
 from tests.fixtures import TenantCtx
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import SynthesisRecord, Voice
+from tts.synthesis.live.streaming import LiveUtterance
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.stages.parse import segments_for
 from tts.synthesis.stages.pipeline import synthesis_prepare
@@ -51,3 +52,34 @@ def test_it_bills_the_prepared_text_past_its_free_expansion(
     run.cancel()  # nothing went out: all of it refunded
     assert Usage.objects.get(tenant=tenant_a.tenant).characters == 0
     assert SynthesisRecord.objects.get(pk=run.record.pk).status == "cancelled"
+
+
+def test_a_live_utterance_in_pieces_bills_as_the_whole_text(tenant_a: TenantCtx, joe: Voice) -> None:
+    """One free expansion per utterance, not per piece: cut into pieces, ``1/`` and 100 sevens bills
+    by the request's rule over all its pieces, as the whole text would (it billed 102 in 20-character
+    pieces, each within its own free expansion; the whole text bills 161)."""
+    text = "1/" + "7" * 100
+    pieces = [text[i : i + 20] for i in range(0, len(text), 20)]
+    whole = -(-(prepared(text) - 200) // 2.5)
+    utterance_bill = -(-(sum(prepared(piece) for piece in pieces) - 200) // 2.5)
+    assert all(prepared(piece) < 200 for piece in pieces)  # each piece alone bills as sent
+    assert abs(utterance_bill - whole) <= 0.02 * whole  # pieces are read on their own: a digit's word may differ
+    run = synthesis_prepare(
+        SynthesisRequest(
+            tenant=tenant_a.tenant,
+            voice_id="joe",
+            text=pieces[0],
+            output_format=parse_elevenlabs_format("pcm_16000"),
+            source="websocket",
+        )
+    )
+    utterance = LiveUtterance(run)
+    try:
+        for piece in pieces[1:]:
+            assert utterance.add_text(piece)
+        # Reserved on arrival, before any audio: the utterance's bill is the whole text's.
+        assert run.characters == Usage.objects.get(tenant=tenant_a.tenant).characters == utterance_bill > len(text)
+    finally:
+        utterance.cancel()
+    assert utterance.stream.finished.wait(30)
+    assert Usage.objects.get(tenant=tenant_a.tenant).characters == 0  # nothing spoken: all of it refunded

@@ -289,7 +289,7 @@ def voice_preview_audio(request: TenantRequest, voice_id: str) -> HttpResponse:
     if voice is None:
         raise Http404("No such voice.")
     try:
-        data, fmt = voice_preview(voice)
+        data, fmt = voice_preview(voice, tenant_id=request.tenant.pk)
     except PreviewUnavailable as exc:
         logger.warning("no preview for voice %s: %s", voice.voice_id, exc)
         return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")

@@ -52,15 +52,7 @@ from tts.jobs.events import job_publish
 from tts.jobs.records import characters_done, chunk_segments, job_synthesis_run, segments_done
 from tts.jobs.slots import job_may_start, job_start_next
 from tts.models import Job, SynthesisRecord
-from tts.synthesis import (
-    SynthesisRun,
-    engine_scheduler,
-    job_engine_budget,
-    noise_variation,
-    segment_engine_seconds,
-    segment_params,
-    synthesize_segment,
-)
+from tts.synthesis import SynthesisRun, job_engine_budget, speak_segment
 
 logger = logging.getLogger(__name__)
 
@@ -155,44 +147,17 @@ def _run_claimed(job: Job, token: str) -> str:
         run.suspend()
         _release(job, token)
         raise RetryLater(exc.message) from exc
-    speaker = run.voice.speaker_index
-    blend = run.voice.style_blend
-    speed = run.request.speed
-    seed = run.request.seed
-    variation = noise_variation(run.request.settings)
     # The job's engine time (tts/synthesis/stages/job.py), what earlier claims made already charged.
     budget = job_engine_budget(run.request, job.model_version.engine, audio_seconds=job.audio_seconds)
-    silence = settings.TTS_SENTENCE_SILENCE_MS
     segment_index = segments_done(job)  # each segment's own seed, however the job was resumed
     try:
         engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
             pieces = []
             for seg in chunk_segments(job.plan[index]):
-                params = segment_params(
-                    engine,
-                    seg,
-                    speaker_index=speaker,
-                    speed=speed,
-                    seed=seed,
-                    index=segment_index,
-                    variation=variation,
-                    style_blend=blend,
-                )
-                piece = engine_scheduler.run(
-                    job.tenant_id,
-                    synthesize_segment,
-                    engine,
-                    seg,
-                    params,
-                    engine_seconds=segment_engine_seconds(engine, seg, speed),
-                )
+                # The engine stage, as for a request's segment: its knobs, the fair scheduler, the budget.
+                pieces.append(speak_segment(run, engine, seg, segment_index, budget))
                 segment_index += 1
-                made = len(piece) / engine.sample_rate
-                pause = (seg.pause_after_ms + silence) / 1000  # silence, not engine work
-                budget.charge(made, slack=pause)
-                budget.credit(min(pause, made))
-                pieces.append(piece)
             pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
             chunk_save(job, index, pcm)
             seconds = len(pcm) / engine.sample_rate

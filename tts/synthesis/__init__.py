@@ -14,7 +14,7 @@ text, audio and infra. Never jobs, usage, realtime or anything above them (APIs,
 consumers, views).
 """
 
-from tts.synthesis.alignment.timeline import AlignmentChunk
+from tts.synthesis.alignment.timeline import AlignmentChunk, websocket_alignment
 from tts.synthesis.engine_time.admission import SynthesisAdmission
 from tts.synthesis.engine_time.budget import engine_seconds_limit, job_engine_seconds_limit
 from tts.synthesis.engine_time.fairness import segment_engine_seconds
@@ -25,16 +25,23 @@ from tts.synthesis.live import (
     RequestFactory,
     TextBuffer,
     UtteranceDriver,
+    UtteranceSink,
     strict_sentence_ends,
 )
-from tts.synthesis.live.streaming import Alignment, LiveUtterance, ThreadedStream, run_stream, stream_synthesis
+from tts.synthesis.live.streaming import LiveUtterance, ThreadedStream, run_stream, stream_synthesis
 from tts.synthesis.preview import PreviewUnavailable, voice_preview
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.runs.recovery import records_reap_stale, start_reaper
 from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.runs.shutdown import drain, draining
 from tts.synthesis.stages.deliver import synthesis_iter_bytes
-from tts.synthesis.stages.engine import ensure_engine, noise_variation, segment_params, synthesize_segment
+from tts.synthesis.stages.engine import (
+    ensure_engine,
+    noise_variation,
+    segment_params,
+    speak_segment,
+    synthesize_segment,
+)
 from tts.synthesis.stages.job import PreparedJob, job_engine_budget, job_prepare, job_resolve
 from tts.synthesis.stages.parse import (
     output_format_for,
@@ -48,7 +55,6 @@ from tts.synthesis.stages.resolve import resolve_model_version
 
 __all__ = [
     "DEFAULT_CHUNK_SCHEDULE",
-    "Alignment",
     "AlignmentChunk",
     "ClientGone",
     "LiveUtterance",
@@ -61,6 +67,7 @@ __all__ = [
     "TextBuffer",
     "ThreadedStream",
     "UtteranceDriver",
+    "UtteranceSink",
     "drain",
     "draining",
     "engine_scheduler",
@@ -79,6 +86,7 @@ __all__ = [
     "segment_engine_seconds",
     "segment_params",
     "segments_for",
+    "speak_segment",
     "speaking_language",
     "start_reaper",
     "stream_synthesis",
@@ -89,4 +97,5 @@ __all__ = [
     "synthesize_segment",
     "text_characters_valid",
     "voice_preview",
+    "websocket_alignment",
 ]

@@ -2,12 +2,15 @@
 
 The platform pays for previews, not the tenant: they are neither charged to
 a quota nor written to history, and are cached (per model weights and
-speaker) so each is synthesized once per cache lifetime.
+speaker) so each is synthesized once per cache lifetime. A miss goes through
+the pipeline's stages that apply to it: the text is cut by the parse stage's
+``segments_for`` and each segment is made by the engine stage's
+``synthesize_segment`` on the fair scheduler, in the asking tenant's turn (a
+tenant's blends each have a preview: asking for many waits behind the others).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 
 import numpy as np
@@ -19,8 +22,10 @@ from tts.audio.formats import OutputFormat, parse_elevenlabs_format
 from tts.catalogue import active_model_version, get_registry, spec_for
 from tts.inference.engine import EngineError, SynthesisParams
 from tts.models import Voice
+from tts.synthesis.engine_time.fairness import segment_engine_seconds
+from tts.synthesis.engine_time.scheduler import engine_scheduler
 from tts.synthesis.stages.engine import synthesize_segment
-from tts.text.prepare import prepare_text
+from tts.synthesis.stages.parse import segments_for
 
 PREVIEW_FORMAT = "mp3_22050_32"
 _CACHE_SECONDS = 7 * 24 * 3600
@@ -53,8 +58,9 @@ def preview_text(voice: Voice) -> str:
     return _PREVIEW_TEXTS[preview_language(voice)].format(name=voice.name)
 
 
-def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
-    """MP3 bytes of a short sentence in ``voice``, from the cache when possible."""
+def voice_preview(voice: Voice, *, tenant_id: int) -> tuple[bytes, OutputFormat]:
+    """MP3 bytes of a short sentence in ``voice``, from the cache when possible; a miss is made in
+    ``tenant_id``'s turn on the fair scheduler."""
     version = active_model_version(voice.model_id)
     if version is None:
         raise PreviewUnavailable(f"The model behind voice '{voice.voice_id}' has no active version.")
@@ -72,11 +78,19 @@ def voice_preview(voice: Voice) -> tuple[bytes, OutputFormat]:
         engine = get_registry().get(spec_for(version))
         params = SynthesisParams(speaker_id=voice.speaker_index, style_blend=voice.style_blend)
         language = preview_language(voice)
-        segments = [
-            dataclasses.replace(segment, language=language)  # a multilingual engine reads it in that language
-            for segment in prepare_text(text, language=language, max_segment_chars=settings.TTS_SEGMENT_MAX_CHARS)
+        # Each segment carries the language: a multilingual engine reads it in that one.
+        segments = segments_for(text, language=language, normalization="auto", drop_blank=True)
+        pieces = [
+            engine_scheduler.run(
+                tenant_id,
+                synthesize_segment,
+                engine,
+                segment,
+                params,
+                engine_seconds=segment_engine_seconds(engine, segment, 1.0),
+            )
+            for segment in segments
         ]
-        pieces = [synthesize_segment(engine, segment, params) for segment in segments]
     except EngineError as exc:
         raise PreviewUnavailable(str(exc)) from exc
     samples = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)

@@ -30,23 +30,22 @@ import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, cast
 
-from django.conf import settings
 from django.db import connections
 
-from accounts.quota import QuotaExceeded, reserve_characters
-from tts.errors import SynthesisCancelled, SynthesisError
+from tts.errors import SynthesisCancelled
 from tts.inference.pacing import StreamLead
-from tts.synthesis.alignment.timeline import AlignmentChunk, websocket_alignment
-from tts.synthesis.engine_time.budget import engine_budget_admit
+from tts.pronunciation import billed_characters
+from tts.synthesis.alignment.timeline import AlignmentChunk, MessageClock, estimate_alignment
 from tts.synthesis.runs import metrics
 from tts.synthesis.runs.run import SynthesisRun
+from tts.synthesis.stages.admit import admit_piece
 from tts.synthesis.stages.deliver import synthesis_iter_bytes
-from tts.synthesis.stages.estimate import effective_speed
-from tts.synthesis.stages.parse import readable_languages, speaking_language, validate_text
-from tts.synthesis.stages.prepare import prepare_text
+from tts.synthesis.stages.open_run import open_piece
+from tts.synthesis.stages.prepare import prepare_piece
+from tts.synthesis.stages.prepared_billing import UtteranceBill
+from tts.synthesis.stages.resolve import resolve_piece
 from tts.text.segment import Segment
 
 logger = logging.getLogger(__name__)
@@ -197,38 +196,6 @@ def stream_synthesis(run: SynthesisRun) -> ThreadedStream[bytes]:
 # --- WebSocket utterances ----------------------------------------------------
 
 
-@dataclass
-class Alignment:
-    """Estimated character timings of one audio chunk (ElevenLabs' ``alignment`` shape).
-
-    Piper gives no per-character timings: the segment's speech time is spread
-    evenly over its characters. Good enough for captions and barge-in bookkeeping.
-    """
-
-    chars: list[str]
-    char_start_times_ms: list[int]
-    char_durations_ms: list[int]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "chars": self.chars,
-            "charStartTimesMs": self.char_start_times_ms,
-            "charDurationsMs": self.char_durations_ms,
-        }
-
-
-def estimate_alignment(text: str, seconds: float, offset_ms: int = 0) -> Alignment:
-    """``text`` spread evenly over ``seconds`` of speech, starting ``offset_ms`` in."""
-    speech_ms = max(0.0, seconds * 1000 - settings.TTS_SENTENCE_SILENCE_MS)
-    chars = list(text)
-    if not chars:
-        return Alignment([], [], [])
-    step = speech_ms / len(chars)
-    starts = [offset_ms + round(i * step) for i in range(len(chars))]
-    durations = [round((i + 1) * step) - round(i * step) for i in range(len(chars))]
-    return Alignment(chars, starts, durations)
-
-
 _EOS = object()
 _CANCEL = object()
 _WAKE = object()
@@ -257,11 +224,18 @@ class LiveUtterance:
         self._lock = threading.Lock()
         #: Pieces queued and not yet spoken to their last segment.
         self._pending = 0
+        #: What the utterance's pieces bill so far, by the request's rule over the whole utterance
+        #: (one free expansion per utterance: ``tts.synthesis.stages.prepared_billing``).
+        req = run.request
+        self._bill = UtteranceBill.opening(billed_characters(req.text, run.spoken_text or req.text), run.segments)
+        self._bill_lock = threading.Lock()
         # The opening piece's segments, taken now: later pieces extend ``run.segments`` and come
         # through the queue, so a snapshot taken when the stream's thread starts (late, on a busy
         # machine) held the next piece too and spoke it twice.
         run.live(self._segments(list(run.segments)))
-        self.stream: ThreadedStream[tuple[bytes, Alignment | None]] = run_stream(run, self._chunks, name="tts-live")
+        self.stream: ThreadedStream[tuple[bytes, AlignmentChunk | None]] = run_stream(
+            run, self._chunks, name="tts-live"
+        )
 
     @property
     def cancelled(self) -> bool:
@@ -270,59 +244,31 @@ class LiveUtterance:
     # --- any thread ------------------------------------------------------
 
     def add_text(self, text: str) -> bool:
-        """Reserve one more piece of text and queue it; ``SynthesisError`` if refused.
+        """One more piece of text through the pipeline's stages, then queued; ``SynthesisError`` if refused.
 
-        Blocking (database): call it from a worker thread. False when there was
-        nothing to speak or the utterance is already over (then nothing is spent).
+        The piece is an input to the request's stages, not a copy of them: resolve (its text
+        checked, its language), admit (a slot and a ticket again if the utterance was idle),
+        prepare (the dictionaries, segments, the engine time left) and open (its characters
+        reserved and handed to the run). Blocking (database): call it from a worker thread.
+        False when there was nothing to speak or the utterance is already over (then nothing is spent).
         """
-        req = self.run.request
-        validate_text(text, tenant=req.tenant, field=req.text_field)
-        dictionaries = self.run.dictionaries
-        # Each piece in its own language (a Piper voice refuses another script, as for a request);
-        # a piece that does not say which keeps the utterance's.
-        readable = readable_languages(self.run.voice, self.run.model_version)
-        first = next((seg.language for seg in self.run.segments if seg.language), None)
-        language = speaking_language(text, [first, *readable] if first else readable, req.language)
-        # Admission before the text work: a slot and a ticket again, if it was idle.
+        resolved = resolve_piece(self.run, text)
         with self._lock:
-            self.run.resume()
+            admit_piece(self.run)
             self._pending += 1
         try:
-            # The request's own step (stage 4, prepare_text); the run's dictionaries were compiled for
-            # its first piece, so applying them is one pass.
-            prepared = prepare_text(
-                text,
-                field=req.text_field,
-                language=language,
-                dictionaries=dictionaries,
-                normalization=req.normalization,
-                require_speech=False,
-                drop_blank=True,
-            )
-            segments = prepared.segments
-            if not segments:
-                self._piece_refused()
-                return False
-            if self.run.engine_budget is not None:  # what the connection has left, before any work
-                engine_budget_admit(
-                    req,
-                    self.run.engine_budget.engine,
-                    segments,
-                    lambda seg: effective_speed(req.speed, seg),
-                    budget=self.run.engine_budget,
-                    language=language,
-                )
-            # The utterance already counted as one request when it opened.
-            reservation = reserve_characters(tenant=req.tenant, characters=prepared.billed, count_request=False)
-        except QuotaExceeded as exc:
-            self._piece_refused()
-            raise SynthesisError.from_quota(exc) from exc
+            with self._bill_lock:  # pieces bill in the order they are taken
+                prepared, bill = prepare_piece(resolved, budget=self.run.engine_budget, bill=self._bill)
+                if not prepared.segments:
+                    self._piece_refused()
+                    return False
+                if not open_piece(self.run, prepared):
+                    return False
+                self._bill = bill
         except BaseException:
             self._piece_refused()
             raise
-        if not self.run.add_piece(text, segments, reservation):
-            return False
-        self._queue.put(segments)
+        self._queue.put(prepared.segments)
         return True
 
     def _piece_done(self) -> None:
@@ -376,18 +322,18 @@ class LiveUtterance:
         if self._cancelled:
             raise SynthesisCancelled
 
-    def _chunks(self) -> Iterator[tuple[bytes, Alignment | None]]:
-        """Each encoded chunk with the characters its audio covers.
+    def _chunks(self) -> Iterator[tuple[bytes, AlignmentChunk | None]]:
+        """Each encoded chunk with the characters its audio covers (absolute times).
 
         A segment decoded in windows goes out window by window, its timing
         known from the first: each chunk carries the characters that start
         within the audio sent so far (the rest wait for the chunk that
         reaches them), so alignment and audio advance together.
 
-        Times: ``_MessageClock``.
+        Each alignment is framed for the message it goes in by ``MessageClock``.
         """
         run = self.run
-        clock = _MessageClock(from_start=run.request.alignment_from_start)
+        clock = MessageClock(from_start=run.request.alignment_from_start)
         gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
         seconds_before = 0.0
         held = AlignmentChunk()  # characters known and not yet sent, for a segment decoded in windows
@@ -395,10 +341,9 @@ class LiveUtterance:
         try:
             for data in gen:
                 segment = self._current
-                chunk_start = seconds_before
-                seconds = run.audio_seconds - seconds_before
-                seconds_before = run.audio_seconds
-                chunk_end_ms = round(run.audio_seconds * 1000)
+                chunk_start, chunk_end = seconds_before, run.audio_seconds
+                seconds_before = chunk_end
+                chunk: AlignmentChunk | None = None
                 # The engine's phoneme timings when it has them (tts.synthesis.alignment.timestamps), else an estimate.
                 if run.timeline is not None:
                     pending = run.timeline.take_pending()
@@ -406,51 +351,15 @@ class LiveUtterance:
                         held.merge(pending)
                     # The characters that start within the audio sent so far; none for a tail
                     # (a resampler's or encoder's) or a window whose characters went out before.
-                    timed = websocket_alignment(held.take_before(run.audio_seconds + _EPSILON_S), 0.0)
+                    chunk = held.take_before(chunk_end + _EPSILON_S)
                     aligned = segment
-                    if timed is None:
-                        yield data, None
-                        continue
-                    absolute = Alignment(timed["chars"], timed["charStartTimesMs"], timed["charDurationsMs"])
-                    yield data, clock.place(absolute, chunk_end_ms)
-                    continue
-                if segment is None or segment is aligned:
-                    yield data, None
-                    continue
-                aligned = segment
-                absolute = estimate_alignment(segment.text, seconds, round(chunk_start * 1000))
-                yield data, clock.place(absolute, chunk_end_ms)
+                elif segment is not None and segment is not aligned:
+                    aligned = segment
+                    chunk = estimate_alignment(segment.text, chunk_start, chunk_end - chunk_start)
+                yield data, clock.place(chunk, chunk_end)
         finally:
             gen.close()
 
 
 # Characters that start within half a millisecond of the audio's end go with it.
 _EPSILON_S = 0.0005
-
-
-class _MessageClock:
-    """The alignment times of live audio messages, by ElevenLabs' conventions.
-
-    By default each message's times restart at zero and its alignment spans its audio, so a
-    client's clock advances by each message's span, the last character's start plus duration
-    (pipecat adds them up so). Here zero is where the characters sent before end, which is the
-    message's first sample unless audio went out with no character starting in it (a sentence's
-    trailing silence), and a message's last character lasts at least to the end of its audio: the
-    sum of the spans is always where the next message's characters start. With
-    ``sync_alignment`` (``from_start``) the times run from the start of the utterance instead, as
-    LiveKit Agents (which sends it) reads them.
-    """
-
-    def __init__(self, *, from_start: bool) -> None:
-        self.from_start = from_start
-        self.origin_ms = 0  # the end of the characters sent so far, ms from the utterance's start
-
-    def place(self, absolute: Alignment, chunk_end_ms: int) -> Alignment:
-        """``absolute`` (ms from the utterance's start) as the message that ends at ``chunk_end_ms`` sends it."""
-        if self.from_start or not absolute.chars:
-            return absolute
-        starts = [max(0, t - self.origin_ms) for t in absolute.char_start_times_ms]
-        durations = list(absolute.char_durations_ms)
-        durations[-1] = max(durations[-1], chunk_end_ms - self.origin_ms - starts[-1])
-        self.origin_ms += starts[-1] + durations[-1]
-        return Alignment(list(absolute.chars), starts, durations)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from accounts.ratelimit import LimitExceeded
 from tts.errors import SynthesisError
 from tts.synthesis.engine_time.admission import synthesis_admit
+from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.stages.values import Admitted, Resolved
 
 
@@ -21,3 +22,10 @@ def admit(resolved: Resolved) -> Admitted:
     except LimitExceeded as exc:
         raise SynthesisError.from_limit(exc) from exc
     return Admitted(resolved, admission)
+
+
+def admit_piece(run: SynthesisRun) -> None:
+    """Stage 3 for one more piece of a live utterance: the utterance counted as one request (its
+    rate limits) when it opened; an idle one takes its concurrency place and an engine ticket again
+    (``SynthesisRun.resume``), refused like a new request if the tenant is at its cap."""
+    run.resume()

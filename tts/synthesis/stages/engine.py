@@ -28,6 +28,7 @@ from tts.synthesis.alignment.timestamps import (
     iter_segment_timed,
     synthesize_segment_timed,
 )
+from tts.synthesis.engine_time.budget import EngineBudget
 from tts.synthesis.engine_time.fairness import segment_engine_seconds
 from tts.synthesis.engine_time.scheduler import engine_scheduler, queues_fairly
 from tts.synthesis.runs.run import SynthesisRun
@@ -131,6 +132,27 @@ def silence_after(segment: Segment, silence_ms: int) -> int:
 def synthesize_segment(engine: Engine, segment: Segment, params: SynthesisParams) -> np.ndarray:
     """Float PCM for one segment at the engine's rate, trailing pause included."""
     return synthesize_segment_timed(engine, segment, params, silence_ms=settings.TTS_SENTENCE_SILENCE_MS)[0]
+
+
+def speak_segment(run: SynthesisRun, engine: Engine, segment: Segment, index: int, budget: EngineBudget) -> np.ndarray:
+    """Stage 7 for one segment of a job's chunk: its knobs as a request's segment ``index`` gets
+    them (``params_for``: speed, speaker, blend, its own seed), made on the fair scheduler in the
+    tenant's turn, and charged to the job's engine-time ``budget`` (``SynthesisError`` 413 past it).
+    Float PCM at the engine's rate, trailing pause included."""
+    req = run.request
+    pcm = engine_scheduler.run(
+        req.tenant.pk,
+        synthesize_segment,
+        engine,
+        segment,
+        params_for(run, engine, segment, index),
+        engine_seconds=segment_engine_seconds(engine, segment, req.speed),
+    )
+    made = len(pcm) / engine.sample_rate
+    pause = (segment.pause_after_ms + req.silence_ms) / 1000  # silence, not engine work
+    budget.charge(made, slack=pause)
+    budget.credit(min(pause, made))
+    return pcm
 
 
 def synthesize_ahead(

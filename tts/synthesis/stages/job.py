@@ -28,9 +28,8 @@ from tts.synthesis.engine_time.budget import EngineBudget, engine_budget_admit, 
 from tts.synthesis.engine_time.cost import engine_cost_factor
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.stages.estimate import effective_speed
-from tts.synthesis.stages.parse import readable_languages, speaking_language
 from tts.synthesis.stages.prepare import PreparedText, prepare_text
-from tts.synthesis.stages.resolve import resolve_voice
+from tts.synthesis.stages.resolve import language_of, resolve_voice
 
 
 @dataclass(frozen=True)
@@ -65,12 +64,11 @@ def job_prepare(
     """Stage 4 for a job: each ``(field, text)`` with the dictionaries applied, in segments, billed;
     then the whole job's low engine-time estimate against its budget (``SynthesisError`` 413 naming
     ``req.text_field`` before anything is queued or reserved)."""
-    languages = readable_languages(voice, model_version)
     prepared = [
         prepare_text(
             text,
             field=field,
-            language=speaking_language(text, languages, req.language),
+            language=language_of(text, req, voice, model_version),
             dictionaries=dictionaries,
             normalization=req.normalization,
         )

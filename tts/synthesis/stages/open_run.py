@@ -19,6 +19,7 @@ from tts.synthesis.runs.record_audio import discard_record_audio
 from tts.synthesis.runs.recovery import heartbeats
 from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.stages.lookup import answer_from_cache
+from tts.synthesis.stages.prepare import PreparedText
 from tts.synthesis.stages.prepared_billing import billed_for_prepared
 from tts.synthesis.stages.values import Found
 
@@ -99,3 +100,16 @@ def open_run(found: Found, *, started: float) -> SynthesisRun:
     else:
         heartbeats.add(run)  # so that a crash of this process is noticed and its record reaped
     return run
+
+
+def open_piece(run: SynthesisRun, prepared: PreparedText) -> bool:
+    """Stage 6 for one more piece of a live utterance: the characters it bills, reserved and
+    handed to the utterance's run at once (one run, one record, one reservation), so the run's
+    finish refunds whatever was never spoken. The utterance counted as one request when it opened.
+    False if the run has already ended (the piece's characters are refunded then)."""
+    req = run.request
+    try:
+        reservation = reserve_characters(tenant=req.tenant, characters=prepared.billed, count_request=False)
+    except QuotaExceeded as exc:
+        raise SynthesisError.from_quota(exc) from exc
+    return run.add_piece(prepared.text, prepared.segments, reservation)

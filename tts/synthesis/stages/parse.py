@@ -33,7 +33,7 @@ def text_characters_valid(text: str, *, field: str = "text") -> str:
     try:
         check_characters(text, field=field)
     except TextError as exc:
-        raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=exc.field) from exc
+        raise SynthesisError.from_text(exc) from exc
     return text
 
 
@@ -71,7 +71,7 @@ def speaking_language(text: str, languages: Sequence[str], requested: str | None
     try:
         return check_language(text, languages, requested)
     except TextError as exc:
-        raise SynthesisError(str(exc), code=exc.code, status=exc.status, field=exc.field) from exc
+        raise SynthesisError.from_text(exc) from exc
 
 
 def segments_for(

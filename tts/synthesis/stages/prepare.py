@@ -6,6 +6,7 @@ request's limits before any engine work."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -14,12 +15,12 @@ from django.conf import settings
 
 from tts.catalogue import get_registry
 from tts.pronunciation import billed_characters
-from tts.synthesis.engine_time.budget import engine_budget_admit
+from tts.synthesis.engine_time.budget import EngineBudget, engine_budget_admit
 from tts.synthesis.stages.estimate import check_audio_estimate, effective_speed
 from tts.synthesis.stages.parse import segments_for
-from tts.synthesis.stages.prepared_billing import billed_for_prepared
+from tts.synthesis.stages.prepared_billing import UtteranceBill, billed_for_prepared
 from tts.synthesis.stages.stitching import context_characters, stitching_context
-from tts.synthesis.stages.values import Admitted, Prepared
+from tts.synthesis.stages.values import Admitted, Prepared, Resolved
 from tts.text.first_clause import split_first_clause
 from tts.text.segment import Segment
 
@@ -87,15 +88,49 @@ def prepare(admitted: Admitted, *, streamed: bool = False) -> Prepared:
         segments = first_clause_first(segments, resolved.model_version.engine)
     context = stitching_context(req)
     check_audio_estimate(req, segments, context_chars=context_characters(context))
-    budget = engine_budget_admit(
+    budget = admit_engine_time(resolved, segments, context_chars=context_characters(context))
+    return Prepared(admitted, spoken, segments, context, budget)
+
+
+def prepare_piece(
+    resolved: Resolved, *, budget: EngineBudget | None, bill: UtteranceBill
+) -> tuple[PreparedText, UtteranceBill]:
+    """Stage 4 for one more piece of a live utterance: the same text step as a request's, the
+    engine time it will take checked against what the utterance has left (``budget``), and what it
+    bills as part of the utterance (``bill``: the pieces so far; the prepared text's free
+    expansion is the utterance's, not each piece's). Returns the piece and the utterance's bill
+    with it. A piece with nothing to speak (a space, punctuation) is not an error: it has no segments."""
+    req = resolved.request
+    prepared = prepare_text(
+        resolved.text,
+        field=req.text_field,
+        language=resolved.language,
+        dictionaries=resolved.dictionaries,  # compiled for the first piece: applying them is one pass
+        normalization=req.normalization,
+        require_speech=False,
+        drop_blank=True,
+    )
+    if prepared.segments and budget is not None:
+        admit_engine_time(resolved, prepared.segments, budget=budget)
+    billed, after = bill.with_piece(billed_characters(prepared.text, prepared.spoken), prepared.segments)
+    return dataclasses.replace(prepared, billed=billed), after
+
+
+def admit_engine_time(
+    resolved: Resolved, segments: list[Segment], *, context_chars: int = 0, budget: EngineBudget | None = None
+) -> EngineBudget:
+    """The engine time ``segments`` will take, checked before any engine work against the request's
+    budget (a new one), or against ``budget`` (what a live utterance has left): a 413 naming the limit."""
+    req = resolved.request
+    return engine_budget_admit(
         req,
         resolved.model_version.engine,
         segments,
         functools.partial(effective_speed, req.speed),
-        context_chars=context_characters(context),
+        context_chars=context_chars,
         language=resolved.language,
+        budget=budget,
     )
-    return Prepared(admitted, spoken, segments, context, budget)
 
 
 def first_clause_first(segments: list[Segment], engine: str) -> list[Segment]:

@@ -10,12 +10,17 @@ prepared characters less those 200, divided by 2.5, so the work behind a billed 
 bounded. The same
 rule as pronunciation dictionaries' (``billed_characters``: the longer of the text and its spoken
 form), with the tolerance normal text needs.
+
+A live utterance (WebSocket text, Wyoming chunks) is billed by the same rule over the whole
+utterance, piece by piece (``UtteranceBill``): one free expansion per utterance, not per piece, so
+cutting a text into pieces buys no more engine work per billed character than sending it whole.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -25,5 +30,33 @@ from tts.text.segment import Segment
 def billed_for_prepared(billed: int, segments: Sequence[Segment]) -> int:
     """``billed`` (the characters sent, or spoken after dictionaries), or the prepared segments'
     characters beyond the free ones over ``TTS_BILLING_FREE_EXPANSION`` when that is more."""
-    prepared = sum(len(seg.text) for seg in segments) - settings.TTS_BILLING_FREE_EXPANSION_CHARS
-    return max(billed, math.ceil(prepared / settings.TTS_BILLING_FREE_EXPANSION))
+    return _billed(billed, _prepared_characters(segments))
+
+
+def _prepared_characters(segments: Sequence[Segment]) -> int:
+    return sum(len(seg.text) for seg in segments)
+
+
+def _billed(billed: int, prepared: int) -> int:
+    over = prepared - settings.TTS_BILLING_FREE_EXPANSION_CHARS
+    return max(billed, math.ceil(over / settings.TTS_BILLING_FREE_EXPANSION))
+
+
+@dataclass(frozen=True)
+class UtteranceBill:
+    """What a live utterance's pieces add up to so far: the characters they bill before expansion
+    (``billed``: sent, or spoken after dictionaries) and their prepared characters."""
+
+    billed: int
+    prepared: int
+
+    @classmethod
+    def opening(cls, billed: int, segments: Sequence[Segment]) -> UtteranceBill:
+        """The utterance's first piece: ``billed`` characters, prepared into ``segments``."""
+        return cls(billed, _prepared_characters(segments))
+
+    def with_piece(self, billed: int, segments: Sequence[Segment]) -> tuple[int, UtteranceBill]:
+        """What one more piece bills (the utterance's bill with it, less its bill before), and the
+        utterance's totals with it."""
+        after = UtteranceBill(self.billed + billed, self.prepared + _prepared_characters(segments))
+        return _billed(after.billed, after.prepared) - _billed(self.billed, self.prepared), after

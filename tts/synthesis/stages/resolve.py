@@ -11,6 +11,7 @@ from tts.errors import SynthesisError
 from tts.models import ModelVersion, Voice
 from tts.pronunciation import dictionaries_for
 from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.stages.parse import readable_languages, speaking_language, validate_text
 from tts.synthesis.stages.values import Resolved
 
@@ -74,6 +75,28 @@ def resolve(req: SynthesisRequest) -> Resolved:
     language, and the dictionaries that apply (looked up only: applying them is work, after admission)."""
     text = validate_text(req.text, tenant=req.tenant, field=req.text_field)
     voice, model_version = resolve_voice(req)
-    language = speaking_language(text, readable_languages(voice, model_version), req.language)
+    language = language_of(text, req, voice, model_version)
     dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
     return Resolved(req, text, voice, model_version, language, dictionaries)
+
+
+def resolve_piece(run: SynthesisRun, text: str) -> Resolved:
+    """Stage 2 for one more piece of a live utterance (a WebSocket's text, a Wyoming chunk): the
+    checked text in its own language, which a piece that does not say keeps from the utterance
+    (a Piper voice refuses another script, as for a request). The voice, its model version and the
+    dictionaries are the utterance's, resolved with its first piece."""
+    req = run.request
+    checked = validate_text(text, tenant=req.tenant, field=req.text_field)
+    spoken = next((seg.language for seg in run.segments if seg.language), None)
+    language = language_of(checked, req, run.voice, run.model_version, before=spoken)
+    return Resolved(req, checked, run.voice, run.model_version, language, run.dictionaries)
+
+
+def language_of(
+    text: str, req: SynthesisRequest, voice: Voice, version: ModelVersion, *, before: str | None = None
+) -> str:
+    """The language ``text`` is spoken in: the caller's ``language_code`` if the voice reads it,
+    else the text's own script among the voice's languages, ``before`` (what the utterance spoke so
+    far) first. A 400 naming the field if the voice cannot read it."""
+    readable = readable_languages(voice, version)
+    return speaking_language(text, [before, *readable] if before else readable, req.language)

@@ -1,0 +1,1 @@
+"""Tests: the one pipeline, seen through every way in."""
