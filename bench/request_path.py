@@ -24,6 +24,7 @@ Usage::
 
     .venv/bin/python bench/request_path.py            # the table
     .venv/bin/python bench/request_path.py --detail   # and each request's modules, in first-visit order
+    .venv/bin/python bench/request_path.py --sequence stays.json   # each thread's app-module stays, in order
 """
 
 from __future__ import annotations
@@ -88,6 +89,15 @@ def analyse(name: str, threads: list[list[str]], *, app_only: bool = False) -> P
             if module not in order:
                 order.append(module)
     return Path_(name, order, stays, returns, visits)
+
+
+def stays_of(calls: list[str]) -> list[str]:
+    """One thread's app modules in the order it stayed in them (consecutive calls in one module: one stay)."""
+    stays: list[str] = []
+    for module in calls:
+        if not module.startswith(BELOW) and (not stays or stays[-1] != module):
+            stays.append(module)
+    return stays
 
 
 def free_port() -> int:
@@ -228,6 +238,7 @@ class Servers:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--detail", action="store_true", help="list each request's modules")
+    parser.add_argument("--sequence", metavar="FILE", help="write each request's app-module stays, per thread, as JSON")
     args = parser.parse_args()
     servers = Servers()
     try:
@@ -239,16 +250,20 @@ def main() -> None:
             ("job", servers.web, servers.web_out, servers.job),
         ]
         results = []
+        sequences: dict[str, list[list[str]]] = {}
         for name, proc, out, call in kinds:
             call("A warm-up sentence, spoken once.")
             threads = servers.traced(proc, out, lambda call=call: call("The request we follow, one sentence."))
             results.append((analyse(name, threads), analyse(name, threads, app_only=True)))
+            sequences[name] = [stays_of(calls) for calls in threads]
     finally:
         servers.close()
     print("| request | modules | stays | returns | app modules | app stays | app returns |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r, a in results:
         print(f"| {r.name} | {len(r.modules)} | {r.stays} | {r.returns} | {len(a.modules)} | {a.stays} | {a.returns} |")
+    if args.sequence:
+        Path(args.sequence).write_text(json.dumps(sequences, indent=1))
     if args.detail:
         for r, _ in results:
             print(f"\n{r.name}:")

@@ -72,7 +72,7 @@ def character_times(text: str, timing: SegmentTiming, offset: float) -> tuple[li
     words = _text_words(text)
     if timing.text_words is not None and timing.text == text and len(timing.text_words) == len(timing.words):
         words = timing.text_words  # the engine said which characters each word was read from
-    if not words or not timing.known:
+    if not words or not timing.letters:  # the timing is known (``SegmentTiming.known``)
         # No durations (or nothing to time): the segment's time spread evenly.
         step = timing.duration / max(1, n)
         for i in range(n):

@@ -135,12 +135,15 @@ class EngineBudget:
     """The engine-seconds one run may spend (``limit``) on ``engine``, and what it spent. Thread-safe."""
 
     def __init__(
-        self, request: SynthesisRequest, engine: str, limit: float, *, spent: float = 0.0, unit: str = "request"
+        self, request: SynthesisRequest, engine: str, limit: float, *, made: float = 0.0, unit: str = "request"
     ) -> None:
         self.request = request
         self.engine = engine
         self.limit = limit
-        self.spent = spent
+        #: Engine-seconds per second of audio on ``engine`` (``tts.synthesis.engine_time.cost``), read once.
+        self.factor = engine_cost_factor(engine)
+        #: Engine-seconds spent: ``made`` seconds of audio already made (a resumed job) at the factor.
+        self.spent = made * self.factor
         #: What the budget is of, in its error: "request", or "job" (``tts.synthesis.stages.job``).
         self.unit = unit
         self._lock = threading.Lock()
@@ -156,7 +159,7 @@ class EngineBudget:
 
         ``slack``: seconds of this audio that may be silence (a sentence's pause), not counted against
         the budget until :meth:`credit` settles them."""
-        factor = engine_cost_factor(self.engine)
+        factor = self.factor
         with self._lock:
             self.spent += audio_seconds * factor
             over = self.spent - slack * factor > self.limit
@@ -166,7 +169,7 @@ class EngineBudget:
     def credit(self, audio_seconds: float) -> None:
         """Give back ``audio_seconds`` charged that were silence, not engine work."""
         with self._lock:
-            self.spent = max(0.0, self.spent - audio_seconds * engine_cost_factor(self.engine))
+            self.spent = max(0.0, self.spent - audio_seconds * self.factor)
 
     def error(self, what: str) -> SynthesisError:
         req = self.request
@@ -194,7 +197,7 @@ def engine_budget_admit(
     (and ``context_chars`` of stitching context at the caller's speed) fits in what is left of it."""
     if budget is None:
         budget = EngineBudget(request, engine, engine_seconds_limit(request.tenant.plan))
-    left = max(0.0, budget.limit - budget.spent) / engine_cost_factor(engine)  # seconds of audio
+    left = max(0.0, budget.limit - budget.spent) / budget.factor  # seconds of audio
     audio = low_speech_seconds(segments, speed_of, language=language, phonemes_past=left, stop_past=left)
     if context_chars:
         audio += context_chars * settings.TTS_AUDIO_SECONDS_PER_CHAR_MIN / max(settings.TTS_MIN_SPEED, request.speed)

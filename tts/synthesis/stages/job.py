@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from tts.models import ModelVersion, Voice
 from tts.pronunciation import AppliedDictionaries, dictionaries_for
 from tts.synthesis.engine_time.budget import EngineBudget, engine_budget_admit, job_engine_seconds_limit
-from tts.synthesis.engine_time.cost import engine_cost_factor
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.stages.estimate import effective_speed
 from tts.synthesis.stages.prepare import PreparedText, prepare_text
@@ -93,6 +92,6 @@ def job_engine_budget(req: SynthesisRequest, engine: str, *, audio_seconds: floa
         req,
         engine,
         job_engine_seconds_limit(req.tenant.plan),
-        spent=audio_seconds * engine_cost_factor(engine),
+        made=audio_seconds,
         unit="job",
     )

@@ -14,13 +14,12 @@ from infra.lean_insert import insert
 from tts.catalogue import spec_for
 from tts.errors import SynthesisError
 from tts.models import SynthesisRecord
-from tts.pronunciation import billed_characters, record_dictionary_uses
+from tts.pronunciation import record_dictionary_uses
 from tts.synthesis.runs.record_audio import discard_record_audio
 from tts.synthesis.runs.recovery import heartbeats
 from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.stages.lookup import answer_from_cache
 from tts.synthesis.stages.prepare import PreparedText
-from tts.synthesis.stages.prepared_billing import billed_for_prepared
 from tts.synthesis.stages.values import Found
 
 logger = logging.getLogger(__name__)
@@ -46,7 +45,7 @@ def open_run(found: Found, *, started: float) -> SynthesisRun:
         model_id=model_version.model_id,
         text=text if req.enable_logging else "",
         text_logged=req.enable_logging,
-        characters=billed_for_prepared(billed_characters(text, spoken), segments),
+        characters=prepared.billed,  # stage 4's bill (``prepare_text``)
         output_format=req.output_format.name,
         content_type=req.output_format.content_type,
         sample_rate=req.output_format.sample_rate,

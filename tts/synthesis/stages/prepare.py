@@ -89,7 +89,7 @@ def prepare(admitted: Admitted, *, streamed: bool = False) -> Prepared:
     context = stitching_context(req)
     check_audio_estimate(req, segments, context_chars=context_characters(context))
     budget = admit_engine_time(resolved, segments, context_chars=context_characters(context))
-    return Prepared(admitted, spoken, segments, context, budget)
+    return Prepared(admitted, spoken, segments, context, budget, prepared.billed)
 
 
 def prepare_piece(

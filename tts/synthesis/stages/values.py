@@ -64,6 +64,8 @@ class Prepared:
     segments: list[Segment]
     context: SegmentContext | None
     engine_budget: EngineBudget | None = None
+    #: The characters it bills (``tts.synthesis.stages.prepare.prepare_text``).
+    billed: int = 0
 
 
 @dataclass(frozen=True)
