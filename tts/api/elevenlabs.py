@@ -6,6 +6,7 @@ variants live in tts/api/streaming.py.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -18,19 +19,25 @@ from rest_framework.views import APIView
 
 from accounts.authentication import request_api_key, request_tenant
 from accounts.models import Scope
-from tts.audio.formats import OutputFormat
 from tts.models import SynthesisRecord
 from tts.synthesis import SynthesisRequest, output_format_for, synthesis_create
 
 from .fields import StrictCharField
-from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
+from .ignored import ELEVENLABS_IGNORED, IgnoredField, flatten, ignored_asked, record_engine, set_ignored_header
+from .openapi import (
+    ENABLE_LOGGING_PARAM,
+    OPTIMIZE_STREAMING_LATENCY_PARAM,
+    OUTPUT_FORMAT_PARAM,
+    audio_responses,
+    error_responses,
+)
 
 DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
 
 
 class VoiceSettingsSerializer(serializers.Serializer):
     # stability scales the VITS noise (tts.synthesis.stages.engine.noise_variation) and speed the
-    # length scale; similarity_boost, style and use_speaker_boost are accepted without effect.
+    # length scale; what is accepted without effect is listed in tts.api.ignored.
     stability = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     similarity_boost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     style = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)  # type: ignore[assignment]
@@ -62,6 +69,11 @@ class TextToSpeechInputSerializer(serializers.Serializer):
     next_request_ids = serializers.ListField(
         child=serializers.CharField(max_length=64), required=False, allow_null=True, max_length=3
     )
+    # ElevenLabs' fields this server does nothing with (tts.api.ignored): validated and named in
+    # X-Ignored-Fields rather than dropped unseen.
+    use_pvc_as_ivc = serializers.BooleanField(required=False, allow_null=True)
+    apply_language_text_normalization = serializers.BooleanField(required=False, allow_null=True)
+    audio_effects = serializers.DictField(required=False, allow_null=True)
 
     def _bounded_context(self, value: str | None) -> str | None:
         # The bound is read per request (TTS_CONTEXT_MAX_CHARS), not when the class is made.
@@ -82,24 +94,29 @@ class TextToSpeechInputSerializer(serializers.Serializer):
 class QueryInputSerializer(serializers.Serializer):
     output_format = StrictCharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
     enable_logging = serializers.BooleanField(required=False, default=True)
+    optimize_streaming_latency = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4)
 
 
-def output_format_from_query(request: Request) -> tuple[OutputFormat, bool]:
+def query_from(request: Request) -> dict[str, Any]:
     query = QueryInputSerializer(data=request.query_params)
     query.is_valid(raise_exception=True)
-    fmt = output_format_for(query.validated_data["output_format"])
-    return fmt, query.validated_data["enable_logging"]
+    return dict(query.validated_data)
 
 
-def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> SynthesisRequest:
-    """Build the pipeline's request from an ElevenLabs-style HTTP request."""
-    fmt, enable_logging = output_format_from_query(request)
+def synthesis_request_from(
+    request: Request, voice_id: str, *, source: str
+) -> tuple[SynthesisRequest, dict[str, IgnoredField]]:
+    """Build the pipeline's request from an ElevenLabs-style HTTP request, with the fields it set
+    that this server ignores (for ``X-Ignored-Fields``)."""
+    query = query_from(request)
+    fmt, enable_logging = output_format_for(query["output_format"]), query["enable_logging"]
     body = TextToSpeechInputSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data: dict[str, Any] = body.validated_data
+    asked = ignored_asked(ELEVENLABS_IGNORED, flatten({**query, **data}))
     settings_in = data.get("voice_settings") or {}
     speed = settings_in.get("speed") or 1.0
-    return SynthesisRequest(
+    req = SynthesisRequest(
         tenant=request_tenant(request),
         api_key=request_api_key(request),
         voice_id=voice_id,
@@ -120,15 +137,25 @@ def synthesis_request_from(request: Request, voice_id: str, *, source: str) -> S
         next_request_ids=list(data.get("next_request_ids") or []),
         pronunciation_dictionary_locators=[dict(x) for x in data.get("pronunciation_dictionary_locators") or []],
     )
+    return req, asked
 
 
-def audio_headers(response: HttpResponseBase, record: SynthesisRecord, *, request_id: str) -> None:
-    """The headers every audio answer carries: its history item, cost and cache outcome."""
+def audio_headers(
+    response: HttpResponseBase,
+    record: SynthesisRecord,
+    *,
+    request_id: str,
+    ignored: Mapping[str, IgnoredField] | None = None,
+) -> None:
+    """The headers every audio answer carries: its history item, cost and cache outcome, and
+    the fields of the request that were ignored (``X-Ignored-Fields``)."""
     response["history-item-id"] = str(record.pk)
     response["x-character-count"] = str(record.characters)
     response["x-cache"] = "hit" if record.cache_hit else "miss"
     if request_id:
         response["request-id"] = request_id
+    if ignored:
+        set_ignored_header(response, ignored, engine=record_engine(record))
 
 
 @extend_schema_view(
@@ -137,9 +164,12 @@ def audio_headers(response: HttpResponseBase, record: SynthesisRecord, *, reques
         tags=["text-to-speech"],
         summary="Convert text to speech (whole file)",
         request=TextToSpeechInputSerializer,
-        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM],
+        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM, OPTIMIZE_STREAMING_LATENCY_PARAM],
         responses={
-            **audio_responses("The audio; headers history-item-id, x-character-count, request-id."),
+            **audio_responses(
+                "The audio; headers history-item-id, x-character-count, request-id, and X-Ignored-Fields "
+                "when the request set fields this server ignores."
+            ),
             **error_responses("elevenlabs", 400, 403, 404, 413, 429, 503),
         },
     )
@@ -151,8 +181,8 @@ class TextToSpeechApi(APIView):
     error_dialect = "elevenlabs"
 
     def post(self, request: Request, voice_id: str) -> HttpResponse:
-        req = synthesis_request_from(request, voice_id, source="elevenlabs")
+        req, ignored = synthesis_request_from(request, voice_id, source="elevenlabs")
         result = synthesis_create(req)
         response = HttpResponse(result.audio, content_type=result.output_format.content_type)
-        audio_headers(response, result.record, request_id=req.request_id)
+        audio_headers(response, result.record, request_id=req.request_id, ignored=ignored)
         return response

@@ -33,6 +33,7 @@ from tts.synthesis import SynthesisRequest, output_format_for, synthesis_create,
 
 from .elevenlabs import audio_headers
 from .fields import StrictCharField
+from .ignored import OPENAI_IGNORED, IgnoredField, ignored_asked
 from .openapi import audio_responses, error_responses
 from .streaming import audio_stream_response, is_asgi, sse_stream_response
 
@@ -59,14 +60,17 @@ class SpeechInputSerializer(serializers.Serializer):
     voice = VoiceField()
     response_format = StrictCharField(required=False, default="mp3")
     speed = serializers.FloatField(required=False, default=1.0, min_value=0.25, max_value=4.0)
+    # Accepted for OpenAI's clients, ignored (tts.api.ignored): named in X-Ignored-Fields.
     instructions = StrictCharField(required=False, allow_blank=True)
     stream_format = serializers.ChoiceField(choices=["audio", "sse"], required=False, default="audio")
 
 
-def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
+def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str, dict[str, IgnoredField]]:
+    """The pipeline's request, the stream format, and the fields set that this server ignores."""
     body = SpeechInputSerializer(data=request.data)
     body.is_valid(raise_exception=True)
     data = body.validated_data
+    ignored = ignored_asked(OPENAI_IGNORED, data)
     fmt = output_format_for(data["response_format"], dialect="openai", field="response_format")
     tenant = request_tenant(request)
     # OpenAI's own voice names stand for the voices TTS_OPENAI_VOICES maps them to.
@@ -90,7 +94,7 @@ def openai_synthesis_request(request: Request) -> tuple[SynthesisRequest, str]:
         voice_field="voice",
         model_field="model",
     )
-    return req, data["stream_format"]
+    return req, data["stream_format"], ignored
 
 
 @extend_schema_view(
@@ -113,14 +117,14 @@ class SpeechApi(APIView):
     error_dialect = "openai"
 
     def post(self, request: Request) -> HttpResponseBase:
-        req, stream_format = openai_synthesis_request(request)
+        req, stream_format, ignored = openai_synthesis_request(request)
         if stream_format == "sse":
-            return sse_stream_response(request, synthesis_prepare(req))
+            return sse_stream_response(request, synthesis_prepare(req), ignored=ignored)
         if is_asgi(request):
             # Like OpenAI's own endpoint: chunked audio as it is synthesized.
-            return audio_stream_response(request, synthesis_prepare(req))
+            return audio_stream_response(request, synthesis_prepare(req), ignored=ignored)
         # Under WSGI (and Django's test client) the whole file, with exact wav/flac headers.
         result = synthesis_create(req)
         response = HttpResponse(result.audio, content_type=result.output_format.content_type)
-        audio_headers(response, result.record, request_id=req.request_id)
+        audio_headers(response, result.record, request_id=req.request_id, ignored=ignored)
         return response

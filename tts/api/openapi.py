@@ -96,6 +96,12 @@ OUTPUT_FORMAT_PARAM = OpenApiParameter(
 ENABLE_LOGGING_PARAM = OpenApiParameter(
     "enable_logging", bool, OpenApiParameter.QUERY, description="false: keep no text or audio in the history."
 )
+OPTIMIZE_STREAMING_LATENCY_PARAM = OpenApiParameter(
+    "optimize_streaming_latency",
+    int,
+    OpenApiParameter.QUERY,
+    description="0-4, accepted and ignored (named in X-Ignored-Fields): streams always send audio as it is made.",
+)
 
 
 class VoiceFieldSchema(OpenApiSerializerFieldExtension):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator, Mapping
 from typing import Any, Protocol, cast
 
 from django.core.handlers.asgi import ASGIRequest
@@ -36,7 +36,14 @@ from tts.synthesis import (
 )
 
 from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
-from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, audio_responses, error_responses
+from .ignored import IgnoredField, set_ignored_header
+from .openapi import (
+    ENABLE_LOGGING_PARAM,
+    OPTIMIZE_STREAMING_LATENCY_PARAM,
+    OUTPUT_FORMAT_PARAM,
+    audio_responses,
+    error_responses,
+)
 
 
 class AudioStreamResponse(StreamingHttpResponse):
@@ -63,15 +70,22 @@ def is_asgi(request: HttpRequest | Request) -> bool:
     return isinstance(raw, ASGIRequest)
 
 
-def _set_headers(response: StreamingHttpResponse, prep: SynthesisRun) -> None:
+def _set_headers(
+    response: StreamingHttpResponse, prep: SynthesisRun, ignored: Mapping[str, IgnoredField] | None
+) -> None:
     audio_headers(response, prep.record, request_id=prep.request.request_id)
+    if ignored:
+        # The voice is resolved before the first byte, so the engine is known with the headers.
+        set_ignored_header(response, ignored, engine=prep.model_version.engine)
     # Proxies (nginx) buffer responses by default, which would hold back the first audio.
     response["X-Accel-Buffering"] = "no"
     response["Cache-Control"] = "no-cache"
 
 
-def audio_stream_response(request: HttpRequest | Request, prep: SynthesisRun) -> StreamingHttpResponse:
-    """Raw encoded audio, chunked, one piece per segment."""
+def audio_stream_response(
+    request: HttpRequest | Request, prep: SynthesisRun, *, ignored: Mapping[str, IgnoredField] | None = None
+) -> StreamingHttpResponse:
+    """Raw encoded audio, chunked, one piece per segment; ``ignored``: for ``X-Ignored-Fields``."""
     ensure_engine(prep)
     content_type = prep.request.output_format.content_type
     if is_asgi(request):
@@ -80,7 +94,7 @@ def audio_stream_response(request: HttpRequest | Request, prep: SynthesisRun) ->
     else:
         # WSGI (and Django's test client): the plain generator streams there.
         response = StreamingHttpResponse(synthesis_iter_bytes(prep), content_type=content_type)
-    _set_headers(response, prep)
+    _set_headers(response, prep, ignored)
     return response
 
 
@@ -130,7 +144,12 @@ def _body_sync(prep: SynthesisRun, body: StreamBody) -> Iterator[bytes]:
 
 
 def body_stream_response(
-    request: HttpRequest | Request, prep: SynthesisRun, body: StreamBody, *, content_type: str
+    request: HttpRequest | Request,
+    prep: SynthesisRun,
+    body: StreamBody,
+    *,
+    content_type: str,
+    ignored: Mapping[str, IgnoredField] | None = None,
 ) -> StreamingHttpResponse:
     """The audio of ``prep`` inside ``body`` (SSE events, JSON), written as it is synthesized."""
     ensure_engine(prep)
@@ -141,7 +160,7 @@ def body_stream_response(
         )
     else:
         response = StreamingHttpResponse(_body_sync(prep, body), content_type=content_type)
-    _set_headers(response, prep)
+    _set_headers(response, prep, ignored)
     return response
 
 
@@ -172,9 +191,11 @@ class _SpeechEvents:
         return _sse({"type": "error", "error": error})
 
 
-def sse_stream_response(request: HttpRequest | Request, prep: SynthesisRun) -> StreamingHttpResponse:
+def sse_stream_response(
+    request: HttpRequest | Request, prep: SynthesisRun, *, ignored: Mapping[str, IgnoredField] | None = None
+) -> StreamingHttpResponse:
     """OpenAI's ``stream_format=sse``: ``speech.audio.delta`` events, then ``speech.audio.done``."""
-    return body_stream_response(request, prep, _SpeechEvents(prep), content_type="text/event-stream")
+    return body_stream_response(request, prep, _SpeechEvents(prep), content_type="text/event-stream", ignored=ignored)
 
 
 @extend_schema_view(
@@ -183,7 +204,7 @@ def sse_stream_response(request: HttpRequest | Request, prep: SynthesisRun) -> S
         tags=["text-to-speech"],
         summary="Convert text to speech, streamed while it is synthesized",
         request=TextToSpeechInputSerializer,
-        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM],
+        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM, OPTIMIZE_STREAMING_LATENCY_PARAM],
         responses={
             **audio_responses("Chunked audio, one piece per sentence as soon as it is ready."),
             **error_responses("elevenlabs", 400, 403, 404, 413, 429, 503),
@@ -197,6 +218,6 @@ class TextToSpeechStreamApi(APIView):
     error_dialect = "elevenlabs"
 
     def post(self, request: Request, voice_id: str) -> StreamingHttpResponse:
-        req = synthesis_request_from(request, voice_id, source="elevenlabs_stream")
+        req, ignored = synthesis_request_from(request, voice_id, source="elevenlabs_stream")
         prep = synthesis_prepare(req)
-        return audio_stream_response(request, prep)
+        return audio_stream_response(request, prep, ignored=ignored)

@@ -43,7 +43,8 @@ from tts.synthesis import (
 from tts.usage import captions_srt, captions_vtt, history_item_get
 
 from .elevenlabs import TextToSpeechInputSerializer, audio_headers, synthesis_request_from
-from .openapi import ENABLE_LOGGING_PARAM, OUTPUT_FORMAT_PARAM, error_responses
+from .ignored import set_ignored_header
+from .openapi import ENABLE_LOGGING_PARAM, OPTIMIZE_STREAMING_LATENCY_PARAM, OUTPUT_FORMAT_PARAM, error_responses
 from .streaming import AudioStreamResponse, is_asgi
 
 logger = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ class AudioWithTimestampsSerializer(serializers.Serializer):
         tags=["text-to-speech"],
         summary="Convert text to speech with character timestamps",
         request=TextToSpeechInputSerializer,
-        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM],
+        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM, OPTIMIZE_STREAMING_LATENCY_PARAM],
         responses={
             200: AudioWithTimestampsSerializer,
             **error_responses("elevenlabs", 400, 403, 404, 413, 422, 429, 503),
@@ -126,13 +127,13 @@ class TextToSpeechWithTimestampsApi(APIView):
     error_dialect = "elevenlabs"
 
     def post(self, request: Request, voice_id: str) -> HttpResponse:
-        req = synthesis_request_from(request, voice_id, source="elevenlabs")
+        req, ignored = synthesis_request_from(request, voice_id, source="elevenlabs")
         req.timestamps = True
         result = synthesis_create(req)
         timed = result.alignment or {"alignment": None, "normalized_alignment": None}
         body = {"audio_base64": base64.b64encode(result.audio).decode("ascii"), **timed}
         response = HttpResponse(json.dumps(body, separators=(",", ":")), content_type="application/json")
-        audio_headers(response, result.record, request_id=req.request_id)
+        audio_headers(response, result.record, request_id=req.request_id, ignored=ignored)
         return response
 
 
@@ -142,7 +143,7 @@ class TextToSpeechWithTimestampsApi(APIView):
         tags=["text-to-speech"],
         summary="Stream speech with character timestamps (newline-delimited JSON)",
         request=TextToSpeechInputSerializer,
-        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM],
+        parameters=[OUTPUT_FORMAT_PARAM, ENABLE_LOGGING_PARAM, OPTIMIZE_STREAMING_LATENCY_PARAM],
         responses={
             (200, NDJSON): OpenApiResponse(
                 AudioWithTimestampsSerializer, description="One JSON object per line, one line per audio chunk."
@@ -158,7 +159,7 @@ class TextToSpeechStreamWithTimestampsApi(APIView):
     error_dialect = "elevenlabs"
 
     def post(self, request: Request, voice_id: str) -> StreamingHttpResponse:
-        req = synthesis_request_from(request, voice_id, source="elevenlabs_stream")
+        req, ignored = synthesis_request_from(request, voice_id, source="elevenlabs_stream")
         req.timestamps = True
         prep = synthesis_prepare(req)
         ensure_engine(prep)
@@ -175,6 +176,7 @@ class TextToSpeechStreamWithTimestampsApi(APIView):
             response["request-id"] = req.request_id
         response["X-Accel-Buffering"] = "no"
         response["Cache-Control"] = "no-cache"
+        set_ignored_header(response, ignored, engine=prep.model_version.engine)
         return response
 
 
