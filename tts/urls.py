@@ -13,6 +13,7 @@ urlpatterns = [
     path("", views.overview, name="overview"),
     path("playground/", playground_views.playground, name="playground"),
     path("playground/recent/", playground_views.playground_recent, name="playground-recent"),
+    path("playground/billed/", playground_views.playground_billed, name="playground-billed"),
     path("history/", views.history, name="history"),
     path("history/<str:item_id>/audio/", views.history_audio, name="history-audio"),
     path("history/<str:item_id>/download/", views.history_download, name="history-download"),

@@ -413,6 +413,31 @@
       status.textContent = "Select the code and copy it by hand.";
     }
   });
+  // --- what Play will bill, where a default dictionary can make it more than the count ---------
+  // The server applies the dictionaries as a run does; asked a moment after typing stops, and its
+  // answer kept only if the text is still the same.
+  var billedUrl = form.dataset.billedUrl, billedTimer = null, billedAsked = null;
+  function scheduleBilled() {
+    if (!billedUrl) return;
+    clearTimeout(billedTimer);
+    billedTimer = setTimeout(askBilled, 300);
+  }
+  function askBilled() {
+    var text = textToSend(textBox.value);
+    billedAsked = text;
+    var body = new URLSearchParams({ text: text });
+    fetch(billedUrl, {
+      method: "POST", body: body, credentials: "same-origin",
+      headers: { "X-CSRFToken": form.querySelector("[name=csrfmiddlewaretoken]").value }
+    }).then(function (r) { return r.ok ? r.json() : null; }).then(function (data) {
+      if (!data || billedAsked !== text) return;
+      el("pg-billed-n").textContent = fmtNumber(data.billed);
+      el("pg-billed").hidden = data.billed === data.characters;
+      window.playgroundStats && (window.playgroundStats.billed = data.billed);
+    }).catch(function () { el("pg-billed").hidden = true; });
+  }
+  textBox.addEventListener("input", scheduleBilled);
   updateCounter();
   renderCode();
+  scheduleBilled();
 })();

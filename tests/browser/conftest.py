@@ -105,3 +105,28 @@ def screenshot(page: Any, name: str) -> bytes:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (SCREENSHOTS / f"{name}.png").write_bytes(png)
     return png
+
+
+def go_to(page: Any, name: str) -> None:
+    """Follow a link of the dashboard's menu, opening the menu first where it is folded (phones)."""
+    toggle = page.locator("#menu-toggle")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+    page.locator("#site-menu").get_by_role("link", name=name, exact=True).click()
+
+
+ALPHA_PASSWORD = "pw-" + "alpha" * 4
+
+
+def logged_in_page(chromium: Any, base: str, viewport: dict, errors: PageErrors) -> tuple[Any, Any]:
+    """A new context at ``viewport`` (a phone's touch and mobile flags at PHONE) logged in as alpha-owner."""
+    phone = viewport == PHONE
+    context = chromium.new_context(viewport=viewport, is_mobile=phone, has_touch=phone, device_scale_factor=1)
+    page = context.new_page()
+    errors.watch(page)
+    page.goto(f"{base}/login/")
+    page.get_by_label("Username").fill("alpha-owner")
+    page.get_by_label("Password").fill(ALPHA_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{base}/")
+    return context, page

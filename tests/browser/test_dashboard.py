@@ -235,7 +235,7 @@ def test_it_follows_a_job_live_in_a_browser(
     # the job is still running when the page after the submit subscribes to its progress.
     env = {"TTS_JOB_RUNNER": "thread", "TTS_JOB_CHUNK_CHARS": "100", "DJANGO_ALLOW_ASYNC_UNSAFE": ""}
     base = daphne_factory(env).url
-    text = long_text(3000)
+    text = long_text(1500)  # about 17 chunks of a sentence each: seconds of work after the page subscribes
     errors = PageErrors()
     context = chromium.new_context(viewport=DESKTOP, accept_downloads=True)
     page = context.new_page()

@@ -20,7 +20,7 @@ from accounts.keys import api_key_create, api_key_revoke
 from accounts.models import ApiKey
 from accounts.quota import reserve_characters, usage_for_period
 from tests.audio_checks import assert_speech, decode_audio
-from tests.browser.conftest import DESKTOP, PHONE, PageErrors, screenshot, screenshots_requested
+from tests.browser.conftest import DESKTOP, PHONE, PageErrors, go_to, screenshot, screenshots_requested
 from tests.fixtures import TenantCtx, second_version
 from tests.jobs.conftest import long_text
 from tts.models import Job, ModelVersion, PronunciationDictionary, SynthesisRecord, Voice
@@ -417,7 +417,7 @@ def test_usage_breakdown_charts_and_csv(
     base = live_server_url
     errors = PageErrors()
     context, page = new_page(chromium, base, viewport, errors)
-    page.get_by_role("link", name="Usage").click()
+    go_to(page, "Usage")
     page.get_by_label("From").fill((now - dt.timedelta(days=6)).date().isoformat())
     page.get_by_label("Break down by").select_option("voice")
     page.get_by_role("button", name="Show").click()
@@ -460,7 +460,7 @@ def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
     base = daphne_factory(env).url
     errors = PageErrors()
     context, page = new_page(chromium, base, viewport, errors)
-    page.get_by_role("link", name="Jobs").click()
+    go_to(page, "Jobs")
     assert "Up to 20,940 characters now (20,940 left this month" in page.locator("#job-text-help").inner_text()
     # A request spoken before: the tenant's pace, which moves the bar while the first chunk runs.
     paced = httpx.post(

@@ -184,3 +184,36 @@ def test_it_searches_the_text(tenant_a: TenantCtx, owner_a: Client) -> None:
     assert html.count("data-item-id=") == 1 and "A unique Lighthouse sentence" in html
     assert 'value="lighthouse"' in html
     assert "Nothing matches" in owner_a.get("/history/?q=absent-words").content.decode()
+
+
+def _record(ctx: TenantCtx, text: str, **fields: object) -> SynthesisRecord:
+    return SynthesisRecord.objects.create(
+        tenant=ctx.tenant,
+        voice_id="joe",
+        voice_name="Joe",
+        text=text,
+        output_format="mp3_44100_128",
+        source="websocket",
+        **fields,  # type: ignore[misc]
+    )
+
+
+def test_it_shows_only_the_spoken_part_of_a_stopped_item(tenant_a: TenantCtx, owner_a: Client) -> None:
+    whole = "Spoken first sentence. " + "Never spoken after the stop. " * 90
+    _record(tenant_a, whole, characters=23, status=SynthesisRecord.Status.CANCELLED)
+
+    html = owner_a.get("/history/").content.decode()
+
+    assert '<p class="text spoken">Spoken first sentence. </p>' in html
+    assert f"Stopped after 23 of {len(whole)} characters" in html
+    # The rest is there only behind the "Whole text" disclosure, not as the item's text.
+    shown, _, hidden = html.partition('<details class="unspoken">')
+    assert "Never spoken" not in shown and "Never spoken" in hidden
+
+
+def test_it_shows_the_whole_text_of_a_finished_item(tenant_a: TenantCtx, owner_a: Client) -> None:
+    _record(tenant_a, TEXT, characters=len(TEXT), status=SynthesisRecord.Status.SUCCESS)
+
+    html = owner_a.get("/history/").content.decode()
+
+    assert f'<p class="text">{TEXT}</p>' in html and "Stopped after" not in html

@@ -10,12 +10,14 @@ from __future__ import annotations
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from accounts.quota import characters_per_request_limit, usage_for_period
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.catalogue import active_model_versions, default_voice_among, language_voices, voices_served_for_tenant
-from tts.models import SynthesisRecord
+from tts.errors import SynthesisError
+from tts.models import PronunciationDictionary, SynthesisRecord
+from tts.pronunciation import billed_characters, dictionaries_for
 from tts.usage import DOWNLOAD_FORMATS, filename_for, history_for_tenant
 
 # The playground asks the stream-input WebSocket for raw s16le that Web Audio can play as it arrives.
@@ -91,6 +93,10 @@ def playground(request: TenantRequest) -> HttpResponse:
         speeds=SPEEDS,
         recent=_recent(request),
         api_base=request.build_absolute_uri("/").rstrip("/"),
+        # Only then can the bill differ from the count, so only then does the page ask for it.
+        has_default_dictionary=PronunciationDictionary.objects.filter(
+            tenant=request.tenant, is_default=True, archived_at__isnull=True
+        ).exists(),
     )
     return render(request, "dashboard/playground.html", context)
 
@@ -100,5 +106,25 @@ def playground(request: TenantRequest) -> HttpResponse:
 def playground_recent(request: TenantRequest) -> JsonResponse:
     max_chars, month_left = _limit(request)
     response = JsonResponse({"items": _recent(request), "max_chars": max_chars, "month_left": month_left})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+@member_required
+def playground_billed(request: TenantRequest) -> JsonResponse:
+    """What Play would bill for ``text``: the tenant's default dictionaries applied, and the longer of
+    the text and its spoken form billed (``billed_characters``, the pipeline's rule). The counter shows
+    it beside the characters typed. Left out: the charge for normalization that expands a text past
+    its free margin (``TTS_BILLING_FREE_EXPANSION_CHARS`` of numbers and dates), which the run adds."""
+    text = request.POST.get("text", "").strip()
+    if len(text) > PLAYGROUND_MAX_CHARS:
+        return JsonResponse({"detail": f"At most {PLAYGROUND_MAX_CHARS} characters."}, status=400)
+    try:
+        dictionaries = dictionaries_for(request.tenant, [])
+        spoken = dictionaries.apply(text) if dictionaries is not None else text
+    except SynthesisError as exc:
+        return JsonResponse({"detail": exc.message}, status=400)
+    response = JsonResponse({"characters": len(text), "billed": billed_characters(text, spoken)})
     response["Cache-Control"] = "no-store"
     return response

@@ -117,6 +117,18 @@ def overview(request: TenantRequest) -> HttpResponse:
     return render(request, "dashboard/overview.html", context)
 
 
+def spoken_part(record: SynthesisRecord) -> str | None:
+    """For a stopped item, the part of its text that was spoken and billed; None when all of it was.
+
+    A stopped run bills only the characters of the segments it spoke, in text order, so the
+    first ``characters`` of the text are what the listener heard."""
+    if record.status != SynthesisRecord.Status.CANCELLED or not record.text_logged:
+        return None
+    if record.characters >= len(record.text):
+        return None
+    return record.text[: record.characters]
+
+
 @require_GET
 @member_required
 def history(request: TenantRequest) -> HttpResponse:
@@ -150,6 +162,7 @@ def history(request: TenantRequest) -> HttpResponse:
         items, next_cursor = page.items, page.last_id
         for item in items:
             item.raw_audio = stored_audio_is_raw(item)  # type: ignore[attr-defined]
+            item.spoken_text = spoken_part(item)  # type: ignore[attr-defined]
     query = request.GET.copy()
     query.pop("before", None)
     filtered = any(v for k, v in request.GET.items() if k != "before")

@@ -138,6 +138,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Staff-only operations last, text-to-speech first, and request examples the server accepts.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "tts.api.openapi.present_schema"],
 }
 
 # --- logging --------------------------------------------------------------
