@@ -13,6 +13,10 @@ segment's language (``tts.text.g2p``: ``phonemize_aligned(text, language)``),
 which keeps the characters each word was read from; any voice reads any
 language the model has a front end for (with its own accent: a style vector
 carries the speaker's voice and manner, the phonemes the language).
+
+The model runs on ONNX Runtime, or on OpenVINO where ``TTS_KOKORO_RUNTIME`` asks for it and it pays
+(``kokoro_runtime``: the setting picks ``KokoroOnnxEngine``, ``KokoroOpenVinoEngine`` or
+``KokoroAutoEngine``); the interface, durations, cancellation and threads are the same on both.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +38,8 @@ from tts.text.g2p import G2P, PUNCTUATION, PhonemeWord, g2p_for, has_g2p
 from .engine import EngineError, EngineOutput, ModelSpec, SynthesisParams, check_phoneme_ids
 from .kokoro_blocks import phonemize_with_blocks
 from .kokoro_model import DURATIONS_OUTPUT, FRAME_SAMPLES, MAX_TOKENS
+from .kokoro_openvino import OpenVinoKokoro, openvino_installed
+from .kokoro_runtime import ProbeResult, cpu_flags, openvino_precision, same_speech, speech_difference
 from .onnx_cancel import cancellable_run
 
 logger = logging.getLogger(__name__)
@@ -88,6 +95,8 @@ class KokoroOnnxEngine:
     #: A sentence's audio comes only whole (its decoder cannot be windowed: docs/benchmarks.md), so a
     #: stream's first sentence is cut at its first pause (tts/text/first_clause.py).
     cuts_first_clause = True
+    #: What ``TTS_KOKORO_RUNTIME`` asked for (each setting has its class: ttsplatform/settings/engines.py).
+    runtime_setting = "onnxruntime"
 
     def __init__(self, spec: ModelSpec, *, threads: int = 1) -> None:
         try:
@@ -131,7 +140,9 @@ class KokoroOnnxEngine:
         if spec.device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             providers.insert(0, "CUDAExecutionProvider")
         try:
-            self.session = onnxruntime.InferenceSession(spec.model_path, sess_options=options, providers=providers)
+            self.session: onnxruntime.InferenceSession | None = onnxruntime.InferenceSession(
+                spec.model_path, sess_options=options, providers=providers
+            )
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EngineError(f"cannot load ONNX model {spec.model_path}: {exc}") from exc
         inputs = {i.name for i in self.session.get_inputs()}
@@ -141,6 +152,96 @@ class KokoroOnnxEngine:
         # As for Piper: as many syntheses at once as the cores allow at this thread count.
         self.concurrency = max(1, available_cpus() // max(1, threads))
         self._slots = threading.BoundedSemaphore(self.concurrency)
+        #: The runtime that runs the model: "onnxruntime" or "openvino" (with its precision), and why.
+        self.runtime = "onnxruntime"
+        self.runtime_reason = "TTS_KOKORO_RUNTIME=onnxruntime"
+        self._openvino: OpenVinoKokoro | None = None
+        if self.runtime_setting != "onnxruntime" and "CUDAExecutionProvider" not in providers:
+            self._choose_runtime(spec, threads)
+
+    # --- runtime ------------------------------------------------------------------
+
+    def _choose_runtime(self, spec: ModelSpec, threads: int) -> None:
+        """OpenVINO in place of ONNX Runtime where the setting asks for it and (``auto``) it pays; logged.
+
+        bf16 is tried first where the CPU has it, and kept only when the probe finds the same speech as
+        ONNX Runtime's (``same_speech``); else f32."""
+        setting = self.runtime_setting
+        precision = openvino_precision(cpu_flags())
+        chosen: tuple[OpenVinoKokoro, ProbeResult] | None = None
+        if not openvino_installed():
+            reason = "openvino is not installed (the [openvino] extra)"
+        elif setting == "auto" and precision != "bf16":
+            reason = "the CPU has no BF16 (avx512_bf16, amx_bf16): OpenVINO's f32 is not faster (docs/benchmarks.md)"
+        else:
+            try:
+                chosen, reason = self._openvino_keeping_speech(spec, precision, threads)
+            except Exception as exc:  # the fp32 build's, OpenVINO's and the file system's errors alike
+                reason = f"OpenVINO cannot run Kokoro's fp32 graph: {exc}"
+            else:
+                if setting == "auto" and chosen is not None and not chosen[1].pays():
+                    chosen[0].close()
+                    chosen = None
+        if chosen is None:
+            self.runtime_reason = f"TTS_KOKORO_RUNTIME={setting}: ONNX Runtime; {reason}"
+            log = logger.warning if setting == "openvino" else logger.info
+            log("Kokoro %s runs on %s", spec.model_path, self.runtime_reason)
+            return
+        self._openvino = chosen[0]
+        self.runtime = f"openvino-{chosen[0].precision}"
+        self.runtime_reason = f"TTS_KOKORO_RUNTIME={setting}: OpenVINO {chosen[0].precision}; {reason}"
+        self.session = None  # its weights and arena go; OpenVINO holds its own
+        logger.info("Kokoro %s runs on %s", spec.model_path, self.runtime_reason)
+
+    def _openvino_keeping_speech(
+        self, spec: ModelSpec, precision: str, threads: int
+    ) -> tuple[tuple[OpenVinoKokoro, ProbeResult] | None, str]:
+        """The compiled graph in the first precision that speaks as ONNX Runtime does (f32 last, kept
+        whatever it says), its probe, and what was tried."""
+        notes = []
+        for candidate in ("bf16", "f32") if precision == "bf16" else ("f32",):
+            compiled = self._load_openvino(spec, candidate, threads)
+            probe = self._probe(compiled)
+            notes.append(f"{candidate}: {probe.describe()}")
+            if candidate == "f32" or same_speech(probe.difference):
+                return (compiled, probe), "; ".join(notes)
+            notes[-1] += " (not the same speech)"
+            compiled.close()
+        return None, "; ".join(notes)
+
+    def _load_openvino(self, spec: ModelSpec, precision: str, threads: int) -> OpenVinoKokoro:
+        from .kokoro_fp32 import fp32_graph
+
+        graph = fp32_graph(spec.model_path, self.styles[0, min(3, self.styles.shape[1] - 1)])
+        return OpenVinoKokoro(
+            graph.path,
+            precision=precision,
+            threads=threads,
+            concurrency=self.concurrency,
+            decoder_inputs=graph.decoder_inputs,
+        )
+
+    def _probe(self, openvino: OpenVinoKokoro) -> ProbeResult:
+        """One sentence (about 3 s of speech) on both runtimes: the faster of two runs after a warm-up."""
+        phonemes = [ch for ch in _PROBE_PHONEMES if ch in self.vocab]
+        ids = [0, *(self.vocab[ch] for ch in phonemes), 0]
+        feed = {
+            "tokens": np.asarray([ids], dtype=np.int64),
+            "style": self.style_for(0, len(ids) - 2),
+            "speed": np.asarray([1.0], dtype=np.float32),
+        }
+        session = self.session
+        assert session is not None
+        runs = (lambda: session.run(None, feed)[0], lambda: openvino.run(feed)[_AUDIO_OUTPUT])
+        times: list[list[float]] = [[], []]
+        audio = [np.zeros(0, dtype=np.float32)] * 2
+        for round_ in range(3):  # a warm-up, then the faster of two, turn and turn about (shared cores)
+            for i, run in enumerate(runs):
+                start = time.perf_counter()
+                audio[i] = np.asarray(run(), dtype=np.float32).reshape(-1)
+                if round_:
+                    times[i].append(time.perf_counter() - start)
+        return ProbeResult(min(times[0]), min(times[1]), speech_difference(audio[1], audio[0]))
 
     # --- text ---------------------------------------------------------------------
 
@@ -198,15 +299,25 @@ class KokoroOnnxEngine:
         }
         try:
             # A stream whose client went away ends this run at its next node (onnx_cancel).
-            with self._slots, cancellable_run() as run_options:
-                result = self.session.run(None, feed, self._run_options(run_options))
+            with self._slots:
+                result = self._run(feed)
         except Exception as exc:
-            raise EngineError(f"ONNX inference failed: {exc}", retryable=True) from exc
+            raise EngineError(f"{self.runtime} inference failed: {exc}", retryable=True) from exc
         audio = np.clip(np.asarray(result[0], dtype=np.float32).reshape(-1), -1.0, 1.0)
         samples = None
         if self._has_durations and len(result) > 1 and list(phoneme_ids) == feed["tokens"][0].tolist():
             samples = np.asarray(result[1]).reshape(-1).astype(np.int64) * self.frame_samples
         return _trimmed(audio, samples, self.sample_rate)
+
+    def _run(self, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The graph's audio (and durations, where it has them) for ``feed``, on the chosen runtime."""
+        if self._openvino is not None:
+            outputs = self._openvino.run(feed)
+            return [outputs[name] for name in (_AUDIO_OUTPUT, DURATIONS_OUTPUT) if name in outputs]
+        assert self.session is not None, "the engine is closed"
+        # A stream whose client went away ends this run at its next node (onnx_cancel).
+        with cancellable_run() as run_options:
+            return list(self.session.run(None, feed, self._run_options(run_options)))
 
     def _run_options(self, options: onnxruntime.RunOptions | None) -> onnxruntime.RunOptions | None:
         """``options`` (a new one if None) told to give the arena's free regions back when the run ends:
@@ -218,7 +329,27 @@ class KokoroOnnxEngine:
         return options
 
     def close(self) -> None:
-        self.session = None  # type: ignore[assignment]
+        self.session = None
+        if self._openvino is not None:
+            self._openvino.close()
+            self._openvino = None
+
+
+class KokoroOpenVinoEngine(KokoroOnnxEngine):
+    """Kokoro on OpenVINO (``TTS_KOKORO_RUNTIME=openvino``), on ONNX Runtime where it cannot run."""
+
+    runtime_setting = "openvino"
+
+
+class KokoroAutoEngine(KokoroOnnxEngine):
+    """Kokoro on OpenVINO where the CPU and a start-up probe say it pays (``TTS_KOKORO_RUNTIME=auto``)."""
+
+    runtime_setting = "auto"
+
+
+_AUDIO_OUTPUT = "audio"
+#: The start-up probe's sentence (Japanese phonemes, 46 tokens).
+_PROBE_PHONEMES = "kʲoː βa haɾe desɨ. koːeɴ o aɾɯkʲimasɨ. jɯːgata ni kaeɾimasɨ."  # noqa: RUF001
 
 
 # Kokoro voices its edge pads as silence (about 0.3 s before, 0.5 s after a sentence); the

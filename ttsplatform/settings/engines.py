@@ -92,11 +92,21 @@ TTS_SENTENCE_SILENCE_MS = env_int("TTS_SENTENCE_SILENCE_MS", 200, minimum=0, max
 # between the two pieces, in ms.
 TTS_FIRST_CLAUSE_MIN_CHARS = env_int("TTS_FIRST_CLAUSE_MIN_CHARS", 12, minimum=0, maximum=10_000)
 TTS_FIRST_CLAUSE_PAUSE_MS = env_int("TTS_FIRST_CLAUSE_PAUSE_MS", 150, minimum=0, maximum=2000)
+# What runs Kokoro (tts/inference/kokoro_runtime.py, docs/architecture.md): "onnxruntime" (its int8 graph),
+# "openvino" (an fp32 graph built from the same weights, bf16 where the CPU has it; needs the [openvino]
+# extra) or "auto" (OpenVINO only where the CPU has BF16 and a start-up probe finds it faster with the same
+# speech; what it chose and why is logged). ONNX Runtime stays wherever OpenVINO cannot run.
+TTS_KOKORO_RUNTIME = env_choice("TTS_KOKORO_RUNTIME", "onnxruntime", ("auto", "onnxruntime", "openvino"))
+KOKORO_ENGINES = {
+    "onnxruntime": "tts.inference.kokoro_onnx.KokoroOnnxEngine",
+    "openvino": "tts.inference.kokoro_onnx.KokoroOpenVinoEngine",
+    "auto": "tts.inference.kokoro_onnx.KokoroAutoEngine",
+}
 # Engines by name: dotted paths loaded on first use (see tts/inference/registry.py).
 TTS_ENGINES = {
     "piper-onnx": "tts.inference.piper_onnx.PiperOnnxEngine",
     "vits-torch": "tts.inference.vits_torch.VitsTorchEngine",
-    "kokoro-onnx": "tts.inference.kokoro_onnx.KokoroOnnxEngine",
+    "kokoro-onnx": KOKORO_ENGINES[TTS_KOKORO_RUNTIME],
 }
 # Long-form jobs (tts/jobs/actions.py): Celery workers when there is a broker,
 # else a background thread of the server process, so `make run` needs no broker.
