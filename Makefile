@@ -85,21 +85,35 @@ beat: $(VENV)/.installed
 	@mkdir -p $(or $(VAR_DIR),var)
 	$(BIN)/celery -A ttsplatform beat -l info -s $(or $(VAR_DIR),var)/celerybeat-schedule
 
-# With no PYTEST_ARGS: the engine tests (tests/inference) in a pytest process of their own. Each of
-# their modules holds several engines and the activations of long sentences at once, and on top of
-# what the rest of the suite leaves held one process reached 2.9-3.4 GB, past the bound the run
-# enforces (TTS_TEST_MAX_RSS_MB, 3 GB: docs/benchmarks.md, "Memory of the test suite").
-# The engine-time property test (tests/limits/test_engine_cost_rule.py) speaks hostile text on every
-# engine in every language, about 1.9 GB alone: in the first process it took the peak to 3.2 GB.
-# The intelligibility subset (Whisper base beside joe and Kokoro) set the first process's peak on a
-# 2-CPU VM (2.4 GB; CI's first process reached 3.3 GB), and beside the property test 2.3 GB: it runs
-# in a process of its own.
+# The pytest runs of make test, and what each is for. Each runs in TEST_WORKERS pytest-xdist workers
+# (default 2, one per core of a small CI machine; 0 runs in the pytest process itself), whole files
+# to a worker, each worker with its own database, Redis database and data dir (tests/settings.py).
+# Most tests wait on servers, workers and sockets more than they compute, so two workers take about
+# half the time of one. Each worker checks its own peak memory against the bound the run enforces
+# (TTS_TEST_MAX_RSS_MB, 3 GB: docs/benchmarks.md, "Memory of the test suite"); 2 to 4 run apart
+# because beside the rest of the suite each took one process past it.
+#  1. The suite: the API, streaming, jobs on real Celery workers, limits, ops, Wyoming, the dashboard
+#     in a browser, Kokoro's routes and the text front ends; the test voices' engines loaded once for
+#     each worker (tests/conftest.py). Most of make test's time (docs/benchmarks.md, "Test suite time").
+#  2. tests/inference, the engine tests: each of their modules holds several engines and the
+#     activations of long sentences at once, and on top of what the suite leaves held one process
+#     reached 2.9-3.4 GB.
+#  3. tests/limits/test_engine_cost_rule.py, the engine-time property test: hostile text on every
+#     engine in every language, 1.5-1.9 GB alone; in the first process it took the peak to 3.2 GB.
+#     Its tests, not its one file, are shared between the workers.
+#  4. tests/intelligibility, what Whisper base hears of joe and Kokoro: it set the first process's
+#     peak (2.4 GB on a 2-CPU VM, 3.3 GB in CI), and beside the property test 2.3 GB.
+#  5. With or without PYTEST_ARGS: the API suite again with the joe voice served by the PyTorch
+#     engine (TTS_TEST_ENGINE=vits-torch), the second engine a Piper voice can be served by.
 #
 # Every pytest process runs, even after one failed (over the memory bound, say): each writes its exit
 # status to TEST_RESULTS, and the last step lists them all and fails if one did not pass.
 TEST_RESULTS := $(or $(VAR_DIR),var)/make-test-results
 # $(call pytest_process,ARGS[,ENVIRONMENT]): one pytest process, its status noted for the summary.
 pytest_process = $(2) $(BIN)/python -m pytest $(1); echo "$$? $(strip $(2) pytest $(1))" >> $(TEST_RESULTS)
+TEST_WORKERS ?= 2
+# $(call workers[,load]): whole files to a worker (a module's servers and engines serve its tests), or single tests.
+workers = -n $(TEST_WORKERS) --dist $(or $(1),loadfile)
 test: $(VENV)/.installed-dev
 	bash tests/install_system_deps.sh $(BIN)/pip
 	# pipecat, LiveKit Agents and the Node SDKs, pinned, each apart from this virtualenv (tests/agents).
@@ -107,15 +121,15 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m tts.inference.kokoro_voices $(KOKORO_VOICES_DIR)
 	@mkdir -p $(dir $(TEST_RESULTS)) && rm -f $(TEST_RESULTS)
 ifeq ($(strip $(PYTEST_ARGS)),)
-	$(call pytest_process,--ignore=tests/inference --ignore=tests/limits/test_engine_cost_rule.py --ignore=tests/intelligibility)
-	$(call pytest_process,-q tests/inference)
-	$(call pytest_process,-q tests/limits/test_engine_cost_rule.py)
-	$(call pytest_process,-q tests/intelligibility)
+	$(call pytest_process,$(call workers) --ignore=tests/inference --ignore=tests/limits/test_engine_cost_rule.py --ignore=tests/intelligibility)
+	$(call pytest_process,$(call workers) -q tests/inference)
+	$(call pytest_process,$(call workers,load) -q tests/limits/test_engine_cost_rule.py)
+	$(call pytest_process,$(call workers,load) -q tests/intelligibility)
 else
 	$(call pytest_process,$(PYTEST_ARGS))
 endif
 	# The same API suite with the joe voice served by the PyTorch engine.
-	$(call pytest_process,-q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py,TTS_TEST_ENGINE=vits-torch)
+	$(call pytest_process,$(call workers) -q tests/api tests/integration/test_sdks.py tests/streaming/test_http_stream.py,TTS_TEST_ENGINE=vits-torch)
 	@echo "==> make test: each pytest process"; \
 	  awk '{ s = $$1; sub(/^[0-9]+ /, ""); print (s == 0 ? "  passed: " : "  FAILED (exit " s "): ") $$0 }' $(TEST_RESULTS)
 	@! grep -qv '^0 ' $(TEST_RESULTS) || { echo "==> make test failed: see the FAILED pytest processes above"; exit 1; }

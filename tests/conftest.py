@@ -8,8 +8,9 @@ largest child (the daphne servers tests start), and fails when either passed
 ``TTS_TEST_MAX_RSS_MB`` (default 3072; 0 turns the check off): the suite must
 fit a small CI machine. Beside it, the tests after which this process held the
 most more memory (VmRSS) and those that raised its peak (VmHWM) most: a failed
-bound names the test to look at. Engines a test loads are released when it ends, those
-of the shared test voices when its module ends.
+bound names the test to look at. Engines a test loads are released when it ends; those
+of the shared test voices stay from module to module (loaded once per process) unless the
+process holds more than ``_KEEP_SESSION_ENGINES_BELOW_MB`` after a module.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 import resource
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -47,6 +48,37 @@ def pytest_configure(config: pytest.Config) -> None:
     from infra.malloc_tuning import tune_malloc
 
     tune_malloc(arena_max=2, mmap_threshold=0)
+    _empty_postgres_tables_by_delete()
+
+
+def _empty_postgres_tables_by_delete() -> None:
+    """After each transactional test Django empties every table (``flush``): on PostgreSQL one
+    ``TRUNCATE`` of them all, 0.8-1 s on the 2-CPU machine (new files for each table and index),
+    against a few milliseconds for ``DELETE`` of the few rows a test leaves; there were about 240
+    such tests. The same empty tables; sequences are not reset either way (``reset_sequences`` keeps
+    Django's ``TRUNCATE ... RESTART IDENTITY``). Django's foreign keys are deferrable: checked at the
+    flush's commit, when every table is empty."""
+    from django.conf import settings
+
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        return  # SQLite's flush is a DELETE already
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(
+        self: DatabaseOperations,
+        style: object,
+        tables: list[str],
+        *,
+        reset_sequences: bool = False,
+        allow_cascade: bool = False,
+    ) -> list[str]:
+        if reset_sequences or allow_cascade or not tables:
+            return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        return ["SET CONSTRAINTS ALL DEFERRED;"] + [f"DELETE FROM {self.quote_name(table)};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)
@@ -57,9 +89,9 @@ def _release_engines_loaded_by_the_test() -> Iterator[None]:
     that made their own versions (a new id each time) left an ONNX session
     (~200 MB) or a torch model behind each, and the suite grew to ~15 GB.
     The joe and Kokoro versions of ``tests/fixtures.py`` have one id per variant
-    for the session (``SESSION_SPECS``): their engines stay for the module's
-    next tests (``_release_session_engines_after_the_module``), unless the test
-    changed what the version loads. Engines loaded before the test stay.
+    for the session (``SESSION_SPECS``): their engines stay for the next tests
+    (``_release_session_engines_when_memory_is_high``), unless the test changed
+    what the version loads. Engines loaded before the test stay.
     """
     from tts.catalogue.engines import get_registry
 
@@ -74,19 +106,51 @@ def _release_engines_loaded_by_the_test() -> Iterator[None]:
         _return_freed_memory()
 
 
+# The test voices' engines stay loaded from one module to the next while the process holds less than
+# this after a module (its freed memory returned; 1.1-1.35 GB with them through the suite). The registry
+# holds at most TTS_ENGINE_MAX_LOADED (3) engines, about 480 MB for joe on ONNX Runtime, Kokoro and joe
+# on PyTorch; past this line they go, so that a module that builds engines of its own starts from what
+# the suite itself holds and the process's peak stays under 2.5 GB.
+_KEEP_SESSION_ENGINES_BELOW_MB = 1400
+
+
 @pytest.fixture(autouse=True, scope="module")
-def _release_session_engines_after_the_module() -> Iterator[None]:
-    """The test voices' engines serve one module's tests, then go: modules that load engines
-    of their own (tests/inference, tests/kokoro) must not find them still held."""
+def _release_session_engines_when_memory_is_high() -> Iterator[None]:
+    """The test voices' engines serve every module's tests, as a server's serve every request, unless
+    this process holds too much at a module's end: then they go, and the next test that speaks loads
+    them again. Released after every module, as before, they were loaded about 70 times in the suite's
+    first process, 0.4-0.7 s each on a quiet machine and twice that on a busy one (docs/benchmarks.md,
+    "Test suite time")."""
     yield
+    # Always: engines the module made itself never pass through the registry, which shrinks the
+    # shared ONNX Runtime arena on unload, and what their runs grew stayed held (about 480 MB after
+    # the windowed engine tests; the suite peaked at 3.4 GB).
+    _return_freed_memory()
+    if _proc_status_mb("VmRSS").get("VmRSS", 0.0) >= _KEEP_SESSION_ENGINES_BELOW_MB:
+        _release_session_engines()
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """The test voices are rows: after the database's last test (pytest-django runs those first) their
+    engines serve nothing more, and the modules that build engines of their own (tests/kokoro's engine,
+    runtime and split tests) start without them."""
+    if nextitem is not None and _uses_the_database(item) and not _uses_the_database(nextitem):
+        _release_session_engines()
+
+
+def _uses_the_database(item: pytest.Item) -> bool:
+    fixtures = getattr(item, "fixturenames", ())
+    return bool(item.get_closest_marker("django_db")) or "db" in fixtures or "transactional_db" in fixtures
+
+
+def _release_session_engines() -> None:
     from tts.catalogue.engines import get_registry
 
     registry = get_registry()
-    _unload(registry, [s for s in registry.loaded_specs() if s.id in SESSION_SPECS])
-    # Always, not only after an unload: engines the module made itself (tests/inference) never pass
-    # through the registry, which shrinks the shared ONNX Runtime arena on unload, and what their runs
-    # grew stayed held (about 480 MB after the windowed engine tests; the suite peaked at 3.4 GB).
-    _return_freed_memory()
+    held = [s for s in registry.loaded_specs() if s.id in SESSION_SPECS]
+    if held:
+        _unload(registry, held)
+        _return_freed_memory()
 
 
 def _is_a_session_engine(spec: ModelSpec) -> bool:
@@ -123,7 +187,9 @@ def _fresh_lookup_caches() -> None:
     clear_lookup_caches()
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _files_that_empty_the_database_last(items)
     from django.conf import settings
 
     has_pg = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
@@ -144,7 +210,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs Redis: set REDIS_URL=redis://..."))
 
 
-_PEAK_RSS = pytest.StashKey[tuple[float, float, int]]()
+def _files_that_empty_the_database_last(items: list[pytest.Item]) -> None:
+    """Every file with a test that commits (and so empties every table after it, the rows the
+    migrations seed included) after every file without one, each file's tests in pytest-django's
+    order. pytest-django runs such tests after the others; pytest-xdist (make test's two workers)
+    hands each worker whole files in this order, so on each worker too no test that reads seeded
+    rows comes after a test that emptied them."""
+
+    def empties_the_database(item: pytest.Item) -> bool:
+        marker = item.get_closest_marker("django_db")
+        committed = bool(marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")))
+        fixtures = getattr(item, "fixturenames", ())
+        return committed or "transactional_db" in fixtures or "live_server" in fixtures
+
+    emptying = {item.nodeid.split("::")[0] for item in items if empties_the_database(item)}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] in emptying)
+
 
 # How many of the tests that grew memory most the summary lists.
 _TOP_GROWTH = 5
@@ -232,25 +313,78 @@ def _rss_bound_mb() -> int:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    own, children = _peak_rss_mb()
+    config = session.config
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:
+        # A pytest-xdist worker: the controller checks the bound and reports (pytest_testnodedown).
+        own, children = _peak_rss_mb()
+        growth = config.stash.get(_GROWTH, _MemoryGrowth())
+        workeroutput["tts_memory"] = {
+            "own": own,
+            "children": children,
+            "held": growth.largest_held(),
+            "peak": growth.largest_peak(),
+        }
+        return
     bound = _rss_bound_mb()
-    session.config.stash[_PEAK_RSS] = (own, children, bound)
-    if bound > 0 and max(own, children) > bound and exitstatus == pytest.ExitCode.OK:
+    workers = config.stash.get(_WORKERS, {})
+    if workers:
+        peaks = [max(w.own, w.children) for w in workers.values()]
+    else:
+        own, children = _peak_rss_mb()
+        workers[""] = _ProcessMemory(own, children, config.stash.get(_GROWTH, _MemoryGrowth()))
+        config.stash[_WORKERS] = workers
+        peaks = [max(own, children)]
+    if bound > 0 and max(peaks) > bound and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@dataclass
+class _ProcessMemory:
+    """One pytest process's peaks (MiB) and the tests that grew it most: this process's, or each
+    pytest-xdist worker's as it reported them when it finished."""
+
+    own: float
+    children: float
+    growth: _MemoryGrowth
+
+
+_WORKERS = pytest.StashKey[dict[str, _ProcessMemory]]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist's controller: keep what a finished worker reported of its memory."""
+    memory = getattr(node, "workeroutput", {}).get("tts_memory")
+    if not memory:
+        return
+    growth = _MemoryGrowth(
+        held=[(float(mb), str(nodeid)) for mb, nodeid in memory["held"]],
+        peak=[(float(mb), str(nodeid)) for mb, nodeid in memory["peak"]],
+    )
+    workers = node.config.stash.setdefault(_WORKERS, {})
+    workers[str(node.gateway.id)] = _ProcessMemory(float(memory["own"]), float(memory["children"]), growth)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    if _PEAK_RSS in config.stash:
-        own, children, bound = config.stash[_PEAK_RSS]
-    else:
-        (own, children), bound = _peak_rss_mb(), _rss_bound_mb()
+    if getattr(config, "workeroutput", None) is not None:
+        return
+    bound = _rss_bound_mb()
+    workers = config.stash.get(_WORKERS, {})
+    if not workers:
+        own, children = _peak_rss_mb()
+        workers = {"": _ProcessMemory(own, children, config.stash.get(_GROWTH, _MemoryGrowth()))}
+    for worker, memory in sorted(workers.items()):
+        _report_memory(terminalreporter, f"pytest worker {worker}" if worker else "pytest process", memory, bound)
+
+
+def _report_memory(terminalreporter: pytest.TerminalReporter, name: str, memory: _ProcessMemory, bound: int) -> None:
     line = (
-        f"peak RSS: pytest process {own:.0f} MiB, largest child process {children:.0f} MiB "
+        f"peak RSS: {name} {memory.own:.0f} MiB, largest child process {memory.children:.0f} MiB "
         f"(bound TTS_TEST_MAX_RSS_MB={bound})"
     )
-    growth = config.stash.get(_GROWTH, _MemoryGrowth())
-    held, peak = growth.largest_held(), growth.largest_peak()
-    if bound > 0 and max(own, children) > bound:
+    held, peak = memory.growth.largest_held(), memory.growth.largest_peak()
+    if bound > 0 and max(memory.own, memory.children) > bound:
         why = ""
         if held:
             why += f"; memory grew most after {held[0][1]} (+{held[0][0]:.0f} MiB held)"

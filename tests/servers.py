@@ -16,6 +16,9 @@ import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
+#: glibc's malloc as deployments run it (TTS_MALLOC_MMAP_THRESHOLD's default, ttsplatform/settings/deploy.py),
+#: for a server whose memory a test measures; the others keep the dynamic threshold (tests/settings.py).
+DEPLOYED_MALLOC = {"TTS_MALLOC_MMAP_THRESHOLD": str(256 * 1024)}
 
 
 def free_port() -> int:
@@ -117,6 +120,7 @@ def daphne_factory(django_db_setup: None) -> Iterator[Callable[..., ServerProc]]
 
 
 __all__ = [
+    "DEPLOYED_MALLOC",
     "ServerProc",
     "daphne_factory",
     "free_port",

@@ -12,11 +12,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_pytest(bound: str, module: str = "tests/text/test_segment.py") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TTS_TEST_MAX_RSS_MB": bound}
+def run_pytest(
+    bound: str, module: str = "tests/text/test_segment.py", *options: str
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST_")}  # a run of its own
+    env["TTS_TEST_MAX_RSS_MB"] = bound
     env.pop("VAR_DIR", None)  # its own throwaway data dir
     env.pop("PYTEST_ADDOPTS", None)
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module]
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, module]
     return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -46,3 +49,16 @@ def test_it_names_the_test_that_grew_memory_most() -> None:
     assert peak[1] == "tests/memory_growth_cases.py::test_it_holds_300_mb_for_a_moment"
     assert 270 <= int(peak[2]) <= 360, failed
     assert "tests that held most more memory after them (VmRSS):" in result.stdout
+
+
+def test_each_worker_of_a_parallel_run_is_bound_and_named() -> None:
+    """make test runs the suite in two pytest-xdist workers: each worker's peak is checked and reported,
+    and the failed bound still names the test that grew that worker's memory most."""
+    result = run_pytest("1", "tests/memory_growth_cases.py", "-n", "2", "--dist", "loadfile")
+    assert result.returncode == 1, result.stdout[-2000:]
+    failed = [line for line in result.stdout.splitlines() if line.startswith("FAILED peak RSS: pytest worker gw")]
+    assert failed, result.stdout[-2000:]
+    assert any("memory grew most after tests/memory_growth_cases.py::test_it_keeps_200_mb" in line for line in failed)
+    ok = run_pytest("3072", "tests/text/test_segment.py", "-n", "2")
+    assert ok.returncode == 0, ok.stdout[-2000:]
+    assert re.search(r"peak RSS: pytest worker gw0 \d+ MiB", ok.stdout) and "pytest worker gw1" in ok.stdout

@@ -11,6 +11,7 @@ import re
 import shutil
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -21,7 +22,7 @@ from websockets.sync.client import connect
 
 from accounts.models import Usage
 from tests.fixtures import TenantCtx
-from tests.servers import ServerProc
+from tests.servers import ServerProc, start_daphne
 from tts.catalogue.storage import model_storage_dir
 from tts.models import ModelVersion, SynthesisRecord, Voice
 from ttsplatform.upload_grant import GRANT_COOKIE, issue_grant
@@ -31,10 +32,11 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.server]
 LIMIT = 64 * 1024
 
 
-@pytest.fixture
-def server(daphne_factory) -> ServerProc:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def server(django_db_setup: None) -> Iterator[ServerProc]:
+    """One server for the module's tests: each makes its own rows, and none changes the server."""
     # Plain http: the session and CSRF cookies without Secure, so the staff login works over it.
-    return daphne_factory(
+    server = start_daphne(
         {
             "TTS_MAX_BODY_BYTES": str(LIMIT),
             "SESSION_COOKIE_SECURE": "false",
@@ -44,6 +46,8 @@ def server(daphne_factory) -> ServerProc:  # type: ignore[no-untyped-def]
             "METRICS_TOKEN": "scrape-secret",
         }
     )
+    yield server
+    server.stop()
 
 
 def _connect(url: str) -> socket.socket:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 
 import pytest
 from websockets.sync.client import connect
 
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
-from tests.servers import ServerProc
+from tests.servers import ServerProc, start_daphne
 from tests.streaming.test_websocket import read_to_close, recv_json, ws_url
 from tts.models import SynthesisRecord, Voice
 
@@ -21,9 +22,12 @@ pytestmark = [pytest.mark.server, pytest.mark.django_db(transaction=True)]
 TEXT = "Every connection has a name. "
 
 
-@pytest.fixture
-def server(daphne_factory) -> ServerProc:  # type: ignore[no-untyped-def]
-    return daphne_factory({"LOG_LEVEL": "INFO", "LOG_FORMAT": "json"})
+@pytest.fixture(scope="module")
+def server(django_db_setup: None) -> Iterator[ServerProc]:
+    """One server for both tests: each looks only for the log lines of its own request ids."""
+    server = start_daphne({"LOG_LEVEL": "INFO", "LOG_FORMAT": "json"})
+    yield server
+    server.stop()
 
 
 def log_lines(server: ServerProc) -> list[dict[str, object]]:

@@ -23,7 +23,7 @@ from django.contrib.auth import get_user_model
 from accounts.keys import hash_key
 from accounts.models import ApiKey
 from tests.fixtures import TenantCtx, make_tenant
-from tests.servers import ROOT, free_port, test_database_url
+from tests.servers import DEPLOYED_MALLOC, ROOT, free_port, test_database_url
 
 #: The key both servers speak with (a fixed one: the rows behind it are made anew in every test).
 WYOMING_KEY = "tts_0a1b2c3d4e5f_wyoming-test-secret-0123456789abcdefghijklmnop"
@@ -122,8 +122,9 @@ def _session_server(django_db_blocker: pytest.FixtureRequest, env: dict[str, str
 
 @pytest.fixture(scope="session")
 def wyoming_server(django_db_setup: None, django_db_blocker: pytest.FixtureRequest) -> Iterator[WyomingServer]:
-    """The server every protocol test talks to (default bounds)."""
-    server = _session_server(django_db_blocker, {})
+    """The server every protocol test talks to (default bounds; malloc as deployed: the hostile
+    clients' test measures its memory)."""
+    server = _session_server(django_db_blocker, dict(DEPLOYED_MALLOC))
     yield server
     server.stop()
 
