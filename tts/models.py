@@ -83,7 +83,10 @@ class Voice(models.Model):
 
     @property
     def category(self) -> str:
-        return "premade" if self.tenant_id is None else "professional"
+        if self.tenant_id is None:
+            return "premade"
+        # A voice matched from a recording (tts/matching): the nearest Kokoro style, never a clone.
+        return "matched" if (self.labels or {}).get("category") == "matched" else "professional"
 
     @property
     def style_blend(self) -> tuple[tuple[int, float], ...]:
@@ -330,3 +333,52 @@ class PronunciationDictionaryUse(models.Model):
 
     def __str__(self) -> str:
         return f"version {self.version_id} used by {self.record_id}"
+
+
+class VoiceMatch(models.Model):
+    """A recording matched to the nearest point of a style-vector model's voice space (Kokoro):
+    the search's progress and result. Matching, not cloning: the voice made is a stock voice or a
+    blend of up to three. The recording is deleted after ``TTS_MATCH_RECORDING_RETENTION_S``;
+    its embedding stays."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="voice_matches")
+    #: The id the voice gets when the match succeeds (returned at once, as ElevenLabs does).
+    voice_id = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    language = models.CharField(max_length=16, default="en")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    candidates_total = models.PositiveIntegerField(default=0)
+    candidates_done = models.PositiveIntegerField(default=0)
+    consent_at = models.DateTimeField()
+    #: Where the uploaded files are (under MEDIA_ROOT); blank once deleted.
+    recording_path = models.CharField(max_length=255, blank=True)
+    recording_files = models.JSONField(default=list, blank=True)
+    recording_seconds = models.FloatField(default=0.0)
+    recording_deleted_at = models.DateTimeField(null=True, blank=True)
+    encoder = models.CharField(max_length=16, blank=True)
+    embedding = models.JSONField(default=list, blank=True)
+    similarity = models.FloatField(null=True, blank=True)
+    nearest_voice_id = models.CharField(max_length=64, blank=True)
+    nearest_similarity = models.FloatField(null=True, blank=True)
+    result_blend = models.JSONField(default=list, blank=True)
+    engine_seconds = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "-created_at"], name="tts_match_tenant_created")]
+
+    def __str__(self) -> str:
+        return f"{self.voice_id} {self.status}"

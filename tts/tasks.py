@@ -15,6 +15,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from tts.jobs import RetryLater, job_run, jobs_reap_stale
+from tts.matching import recordings_purge, voice_match_run
 from tts.synthesis import records_reap_stale
 from tts.usage import purge_expired_history as purge_history
 from tts.usage import rollup_usage as rollup
@@ -52,3 +53,15 @@ def purge_expired_history() -> dict[str, int]:
 @shared_task(name="tts.tasks.rollup_usage", ignore_result=True, time_limit=600, soft_time_limit=570)
 def rollup_usage(days: int = 2) -> int:
     return rollup(days=days)
+
+
+@shared_task(name="tts.tasks.run_voice_match", ignore_result=True, time_limit=3600, soft_time_limit=3570)
+def run_voice_match(match_id: str) -> str:
+    """Run one voice match (docs/matching.md); a redelivered message finds it claimed and does nothing."""
+    return voice_match_run(match_id)
+
+
+@shared_task(name="tts.tasks.purge_match_recordings", ignore_result=True, time_limit=300, soft_time_limit=270)
+def purge_match_recordings() -> int:
+    """Delete matched recordings past TTS_MATCH_RECORDING_RETENTION_S; their embeddings stay."""
+    return recordings_purge()

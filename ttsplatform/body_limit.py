@@ -49,6 +49,8 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 OPENAI_PATHS = ("/v1/audio/",)
 JOB_PATHS = ("/v1/jobs", "/jobs/new/")
+# A voice matched from recordings (docs/matching.md): files of up to TTS_MATCH_MAX_FILE_BYTES each.
+MATCH_PATHS = ("/v1/voices/add", "/voices/match/")
 # The admin's "Add model version" takes the voice files as an upload (``TTS_MODEL_UPLOAD_MAX_BYTES``),
 # from a staff session only.
 MODEL_UPLOAD_PATHS = ("/admin/tts/modelversion/add/",)
@@ -63,6 +65,8 @@ def body_limit_for(path: str, *, staff_upload: bool = False) -> int:
         return int(settings.TTS_MODEL_UPLOAD_MAX_BYTES)
     if path.startswith(JOB_PATHS):
         return int(settings.TTS_JOB_MAX_BODY_BYTES)
+    if path.startswith(MATCH_PATHS):
+        return int(settings.TTS_MATCH_MAX_BODY_BYTES)
     return int(settings.TTS_MAX_BODY_BYTES)
 
 

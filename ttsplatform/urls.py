@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from accounts import urls as account_pages
 from infra import metrics
 from tts import urls as speech_pages
-from tts.api import elevenlabs, health, not_found, openai, resources, streaming, voice_blends
+from tts.api import dialogue, elevenlabs, health, not_found, openai, resources, streaming, voice_blends, voice_matching
 from tts.api import history as history_api
 from tts.api import jobs as job_api
 from tts.api import pronunciation as dictionaries_api
@@ -31,8 +31,22 @@ api_v1 = [
         timestamps_api.TextToSpeechStreamWithTimestampsApi.as_view(),
         name="tts-stream-with-timestamps",
     ),
+    path("v1/text-to-dialogue", dialogue.TextToDialogueApi.as_view(), name="dialogue-convert"),
+    path("v1/text-to-dialogue/stream", dialogue.TextToDialogueStreamApi.as_view(), name="dialogue-stream"),
+    path(
+        "v1/text-to-dialogue/with-timestamps",
+        dialogue.TextToDialogueWithTimestampsApi.as_view(),
+        name="dialogue-with-timestamps",
+    ),
+    path(
+        "v1/text-to-dialogue/stream/with-timestamps",
+        dialogue.TextToDialogueStreamWithTimestampsApi.as_view(),
+        name="dialogue-stream-with-timestamps",
+    ),
     path("v1/voices", resources.VoiceListApi.as_view(), name="voices"),
     path("v1/voices/blend", voice_blends.VoiceBlendApi.as_view(), name="voice-blend"),
+    path("v1/voices/add", voice_matching.VoiceAddApi.as_view(), name="voice-add"),
+    path("v1/voices/<str:voice_id>/match", voice_matching.VoiceMatchApi.as_view(), name="voice-match"),
     path("v1/voices/<str:voice_id>", resources.VoiceDetailApi.as_view(), name="voice-detail"),
     path("v1/models", resources.ModelListApi.as_view(), name="models"),
     path("v1/history", history_api.HistoryListApi.as_view(), name="history"),

@@ -1,7 +1,8 @@
 /* The playground: speak text through the stream-input WebSocket and play the
  * raw s16le chunks with Web Audio as they arrive, so the first sentence plays
  * while the rest is still being synthesized. Exposes its counters on
- * window.playgroundStats for the browser tests. */
+ * window.playgroundStats for the browser tests, and what its dialogue mode
+ * (playground-dialogue.js) shares on window.playgroundCore. */
 (function () {
   "use strict";
   var form = document.getElementById("playground");
@@ -121,6 +122,7 @@
   function finish(state, message) {
     if (state.finished) return;
     state.finished = true;
+    if (state.abort) state.abort.abort();
     var stats = window.playgroundStats;
     stats.totalMs = Math.round(performance.now() - state.started);
     stats.done = true;
@@ -131,6 +133,13 @@
     if (state.samples) {
       state.wav = wavBlob(state.pcmChunks, state.samples);
       offerDownload(state);
+      if (state.player) {
+        // The whole run in the page's audio element too (replay, seek), from what arrived.
+        var player = el("pg-audio");
+        if (player.src && player.src.indexOf("blob:") === 0) URL.revokeObjectURL(player.src);
+        player.src = URL.createObjectURL(state.wav);
+        player.hidden = false;
+      }
     }
     if (message) setStatus(message);
     refreshRecent(state, 0);
@@ -215,6 +224,7 @@
 
   function stop() {
     if (!run) return;
+    if (run.abort) run.abort.abort();
     run.sources.forEach(function (s) { try { s.stop(); } catch (e) { /* already ended */ } });
     if (socket && socket.readyState <= 1) socket.close(1000, "stopped");
     finish(run, "Stopped");
@@ -229,6 +239,8 @@
     setStatus("Ready");
     download.hidden = true;
     errorBox.hidden = true;
+    el("pg-audio").hidden = true;
+    if (core && core.dialogue && core.dialogue.active()) { core.dialogue.speak(); return; }
     var full = textBox.value;
     var text = textToSend(full);
     var voice = el("pg-voice").value;
@@ -310,6 +322,7 @@
   // --- "view code": the same request as curl, Python (elevenlabs) and JavaScript ----
   function shellQuote(v) { return "'" + String(v).replace(/'/g, "'\\''") + "'"; }
   function renderCode() {
+    if (core && core.dialogue && core.dialogue.active()) { core.dialogue.renderCode(); return; }
     var base = form.dataset.apiBase;
     var voice = el("pg-voice").value;
     var model = el("pg-model").value;
@@ -437,6 +450,25 @@
     }).catch(function () { el("pg-billed").hidden = true; });
   }
   textBox.addEventListener("input", scheduleBilled);
+  // What the dialogue mode (playground-dialogue.js) shares: one run at a time, played and offered
+  // for download as the single-voice mode's, and its history item found the same way.
+  var core = window.playgroundCore = {
+    el: el, form: form, rate: rate, outputFormat: outputFormat, fmtNumber: fmtNumber, codePoints: codePoints,
+    maxChars: function () { return maxChars; }, setStatus: setStatus, showError: showError, playPcm: playPcm,
+    finish: finish, received: received, renderCode: renderCode, shellQuote: shellQuote, dialogue: null,
+    start: function (extra) {
+      if (!ctx) ctx = new (window.AudioContext || window.webkitAudioContext)();
+      if (ctx.state === "suspended") ctx.resume();
+      var state = run = {
+        started: performance.now(), nextStart: 0, carry: null, pcmChunks: [], samples: 0,
+        sources: [], finished: false
+      };
+      Object.keys(extra || {}).forEach(function (k) { state[k] = extra[k]; });
+      playBtn.disabled = true;
+      stopBtn.disabled = false;
+      return state;
+    }
+  };
   updateCounter();
   renderCode();
   scheduleBilled();

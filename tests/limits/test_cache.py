@@ -3,6 +3,7 @@ tenants, formats and model versions never share an entry they should not."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -14,7 +15,8 @@ from tests.fixtures import TenantCtx, second_version
 from tests.limits.conftest import EngineCalls
 from tts.audio.formats import parse_elevenlabs_format
 from tts.models import ModelVersion, SynthesisRecord, Voice
-from tts.synthesis.cache.audio import AudioCache, CachedAudio, audio_cache
+from tts.synthesis import SynthesisRequest, segments_for
+from tts.synthesis.cache.audio import AudioCache, CachedAudio, audio_cache, audio_cache_key
 
 TEXT = "The lighthouse keeper climbed the stairs. The lamp was already warm."
 URL = "/v1/text-to-speech/joe"
@@ -117,6 +119,11 @@ def test_it_misses_after_another_model_version_is_activated(
     [
         pytest.param("fmt", {}, id="format"),
         pytest.param("speed", {"voice_settings": {"speed": 1.3}}, id="speed"),
+        # Beside an ignored setting, the speed still splits the key.
+        pytest.param("speed", {"voice_settings": {"speed": 1.3, "style": 0.9}}, id="speed-beside-ignored"),
+        # Piper draws noise: stability (away from 0.5) and a seed reach its engine.
+        pytest.param("stability", {"voice_settings": {"stability": 0.9}}, id="stability-on-piper"),
+        pytest.param("seed", {"seed": 7}, id="seed-on-piper"),
         pytest.param("text", {}, id="text"),
     ],
 )
@@ -129,6 +136,57 @@ def test_it_misses_when_anything_that_changes_the_audio_differs(
     response = post(tenant_a, text=text, fmt=fmt, **body)
     assert response.status_code == 200
     assert response["x-cache"] == "miss"
+
+
+@pytest.mark.parametrize(
+    "ignored",
+    [
+        pytest.param({"similarity_boost": 0.1}, id="similarity_boost"),
+        pytest.param({"style": 0.9}, id="style"),
+        pytest.param({"use_speaker_boost": True}, id="use_speaker_boost"),
+        pytest.param({"stability": 0.5}, id="stability-at-the-voices-own-noise"),
+        pytest.param({"similarity_boost": 1.0, "style": 0.0, "use_speaker_boost": False}, id="every-ignored-setting"),
+    ],
+)
+def test_it_hits_when_only_a_setting_the_engine_ignores_differs(
+    tenant_a: TenantCtx, joe: Voice, engine_calls: EngineCalls, ignored: dict[str, object]
+) -> None:
+    first = post(tenant_a, fmt="pcm_16000", voice_settings={"speed": 1.1})
+    assert first.status_code == 200, first.content
+    assert first["x-cache"] == "miss"
+    made = engine_calls.count
+    second = post(tenant_a, fmt="pcm_16000", voice_settings={"speed": 1.1, **ignored})
+    assert second.status_code == 200, second.content
+    assert second["x-cache"] == "hit"
+    assert engine_calls.count == made
+    assert second.content == first.content
+    # The record still says what was asked.
+    record = SynthesisRecord.objects.get(pk=second["history-item-id"])
+    assert record.cache_hit and record.settings == {"speed": 1.1, **ignored}
+
+
+def test_its_key_leaves_out_the_noise_knobs_of_an_engine_that_draws_none(tenant_a: TenantCtx, joe: Voice) -> None:
+    """Kokoro draws no noise: a seed and stability reach nothing, so they split no entry; on Piper
+    they do."""
+    fmt = parse_elevenlabs_format("pcm_24000")
+    piper = ModelVersion.objects.get(model_id=joe.model_id, status="active")
+    kokoro = second_version(piper, engine=ModelVersion.Engine.KOKORO_ONNX)
+
+    def key(version: ModelVersion, **fields: Any) -> str | None:
+        req = SynthesisRequest(tenant=tenant_a.tenant, voice_id="joe", text=TEXT, output_format=fmt, source="api")
+        req = dataclasses.replace(req, **fields)
+        return audio_cache_key(
+            req, voice=joe, model_version=version, segments=segments_for(TEXT, language="en", normalization="auto")
+        )
+
+    plain: dict[str, Any] = {}
+    noisy: dict[str, Any] = {"seed": 7, "settings": {"stability": 0.9}}
+    assert key(kokoro, **plain) == key(kokoro, **noisy) is not None
+    assert key(piper, **plain) != key(piper, **noisy)
+    assert key(kokoro, speed=1.3) != key(kokoro)  # speed reaches every engine
+    # At stability 1.0 Piper has no noise left: the seed changes nothing (tests/api/test_seed.py).
+    steady = {"settings": {"stability": 1.0}}
+    assert key(piper, seed=1, **steady) == key(piper, seed=2, **steady) != key(piper, seed=1)
 
 
 def test_it_keeps_no_cached_copy_of_requests_without_logging(

@@ -21,23 +21,27 @@ Wyoming have no speed field: they speak at 1.0, the speed the other ways send. T
 answer errors as FastAPI does (``{"detail": message}``, a 413 as a 400): their refusal carries no
 code, so for them the message shows it is the same refusal.
 
-The HTTP routes, the WebSockets and jobs run in this process (Django's test client, Channels'
-``WebsocketCommunicator``, ``job_run``), so ``test_a_way_that_skips_a_stage_fails_its_row`` can patch
-one way's binding of a stage and see that way's row fail and the others pass; Wyoming runs in its
-own server (``tests/wyoming/conftest.py``), started only when a Wyoming row runs.
+Every way runs in this process (Django's test client, Channels' ``WebsocketCommunicator``,
+``job_run``, and for Wyoming the server's own listener, ``tts.wyoming.server.listen``, on the row's
+event loop and this test's database, spoken to over TCP), so
+``test_a_way_that_skips_a_stage_fails_its_row`` can patch one way's binding of a stage and see that
+way's row fail and the others pass. The Wyoming server as its own process (``manage.py
+wyoming_server``) is tested in ``tests/wyoming/``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import dataclasses
 import importlib
 import inspect
 import json
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any
@@ -54,21 +58,22 @@ from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped, SynthesizeVoice
 
-from accounts.keys import hash_key
-from accounts.models import ApiKey, Usage
+from accounts.models import Usage
 from accounts.ratelimit import reset_local_limits
 from infra.lookup_cache import clear_lookup_caches
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
-from tests.wyoming.conftest import WYOMING_KEY, wyoming_server  # noqa: F401 - the fixture, asked for by name
 from tts.api.websocket.protocol import CLOSE_TOO_BIG
 from tts.jobs.runner import job_run
 from tts.models import Job, PronunciationDictionary, PronunciationDictionaryUse, SynthesisRecord, Voice
 from tts.pronunciation import billed_characters, dictionaries_for, dictionary_create
 from tts.routing import websocket_urlpatterns
 from tts.synthesis import SynthesisRequest
+from tts.synthesis.stages import resolve as resolve_stage
 from tts.synthesis.stages.prepared_billing import billed_for_prepared
 from tts.text.prepare import prepare_text
+from tts.wyoming.listeners import Listener, parse_networks
+from tts.wyoming.server import listen
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -111,7 +116,6 @@ class Table:
     dictionary_id: str
     version_id: str
     dispatched: list[str]
-    request: pytest.FixtureRequest
 
     @property
     def locators(self) -> list[dict[str, str]]:
@@ -121,17 +125,6 @@ class Table:
     def applied(self) -> list[dict[str, str]]:
         """What a record's settings say it applied."""
         return [{"pronunciation_dictionary_id": self.dictionary_id, "version_id": self.version_id}]
-
-    def wyoming_port(self) -> int:
-        """The Wyoming server's port, its key this tenant's (the server's start makes and drops a tenant of its own)."""
-        port = int(self.request.getfixturevalue("wyoming_server").port)
-        prefix = WYOMING_KEY.split("_")[1]
-        if not ApiKey.objects.filter(prefix=prefix, tenant=self.ctx.tenant).exists():
-            ApiKey.objects.filter(prefix=prefix).delete()
-            ApiKey.objects.create(
-                tenant=self.ctx.tenant, name="wyoming", prefix=prefix, secret_hash=hash_key(WYOMING_KEY), scopes=["tts"]
-            )
-        return port
 
 
 @dataclass(frozen=True)
@@ -395,9 +388,28 @@ def multi_context(table: Table) -> list[dict[str, Any]]:
 # --- Wyoming ---------------------------------------------------------------------------------------
 
 
-async def exchange(port: int, events: list[Event], last: Callable[[Event], bool]) -> list[Event]:
+@contextlib.asynccontextmanager
+async def wyoming_listener(key: str) -> AsyncIterator[int]:
+    """A listener of the Wyoming server bound to ``key``, on a free loopback port of the running loop:
+    its port. On the way out it stops accepting and waits for its connections to end."""
+    listener = Listener("127.0.0.1", 0, key, parse_networks(["127.0.0.0/8"], where="the test's listener"))
+    connections: set[asyncio.Task[None]] = set()
+    servers = await listen([listener], connections)
+    try:
+        yield listener.port
+    finally:
+        for server in servers:
+            server.close()
+        if connections:
+            await asyncio.wait(list(connections), timeout=30)
+        for task in list(connections):
+            task.cancel()
+        await asyncio.gather(*connections, return_exceptions=True)
+
+
+async def exchange(key: str, events: list[Event], last: Callable[[Event], bool]) -> list[Event]:
     received: list[Event] = []
-    async with AsyncTcpClient("127.0.0.1", port, read_timeout=60) as client:
+    async with wyoming_listener(key) as port, AsyncTcpClient("127.0.0.1", port, read_timeout=60) as client:
         for event in events:
             await client.write_event(event)
         while (event := await client.read_event()) is not None:
@@ -409,7 +421,7 @@ async def exchange(port: int, events: list[Event], last: Callable[[Event], bool]
 
 def wyoming(events: list[Event], last: Callable[[Event], bool]) -> Callable[[Table], Answer]:
     def speak(table: Table) -> Answer:
-        received = async_to_sync(exchange)(table.wyoming_port(), events, last)
+        received = async_to_sync(exchange)(table.ctx.key, events, last)
         errors = [Error.from_event(e) for e in received if Error.is_type(e.type)]
         if errors:
             return Refused(None, errors[0].code, errors[0].text)
@@ -461,9 +473,7 @@ WAY = {way.name: way for way in WAYS}
 
 
 @pytest.fixture
-def table(
-    request: pytest.FixtureRequest, tenant_a: TenantCtx, joe: Voice, settings: Any, monkeypatch: pytest.MonkeyPatch
-) -> Table:
+def table(tenant_a: TenantCtx, joe: Voice, settings: Any, monkeypatch: pytest.MonkeyPatch) -> Table:
     """One tenant with the dictionary; jobs dispatched to this test, which runs them."""
     settings.TTS_AUDIO_CACHE_ENABLED = False  # every way makes its audio: nothing answered from a cache
     reset_local_limits()
@@ -471,7 +481,7 @@ def table(
     dictionary, version = dictionary_create(tenant=ctx.tenant, name="acronyms", rules=[RULE])
     dispatched: list[str] = []
     monkeypatch.setattr("tts.jobs.actions.job_dispatch", lambda job_id: dispatched.append(str(job_id)))
-    return Table(ctx, dictionary.dictionary_id, version.version_id, dispatched, request)
+    return Table(ctx, dictionary.dictionary_id, version.version_id, dispatched)
 
 
 @pytest.mark.parametrize("way", WAYS, ids=[way.name for way in WAYS])
@@ -502,12 +512,21 @@ SKIPS = {
         ("job",),
         ("rest-stream", "stream-input"),
     ),
-    # Both WebSockets run here (Wyoming's stream runs in its own server: a patch here cannot reach it).
+    # A live utterance's later pieces: both WebSockets' and Wyoming's stream (the sentence is one).
     "live": Skip(
         "tts.synthesis.live.streaming",
         "LiveUtterance.add_text",
         ("prepare_piece", "prepare_text"),
-        ("stream-input", "multi-context"),
+        ("stream-input", "multi-context", "wyoming-stream"),
+        ("rest-stream", "wyoming-synthesize", "job"),
+    ),
+    # Wyoming's ``synthesize`` (the driver's ``say``, a text known in full), and the first piece of every
+    # live utterance (its dictionaries are the utterance's): the driver binds the pipeline once for both.
+    "wyoming": Skip(
+        "tts.synthesis.live.driver",
+        "UtteranceDriver.say",
+        ("synthesis_prepare",),
+        ("wyoming-synthesize", "wyoming-stream", "stream-input", "multi-context"),
         ("rest-stream", "job"),
     ),
     "rest-stream": Skip(
@@ -546,26 +565,51 @@ def is_resolved(value: object) -> bool:
     return not isinstance(value, type) and dataclasses.is_dataclass(value) and hasattr(value, "dictionaries")
 
 
-def ignoring_dictionaries(real: Callable[..., Any]) -> Callable[..., Any]:
+class NoDictionaries(threading.local):
+    """Set while a skipping binding resolves its request on this thread: the resolve stage then finds
+    no dictionaries, neither named nor the tenant's defaults (the ways that name none use those)."""
+
+    on = False
+
+
+def resolving_none(monkeypatch: pytest.MonkeyPatch) -> NoDictionaries:
+    """The resolve stage's lookup of the dictionaries, made to find none while the switch is on."""
+    switch = NoDictionaries()
+    lookup = resolve_stage.dictionaries_for
+
+    def dictionaries_for(*args: Any, **kwargs: Any) -> Any:
+        return None if switch.on else lookup(*args, **kwargs)
+
+    monkeypatch.setattr(resolve_stage, "dictionaries_for", dictionaries_for)
+    return switch
+
+
+def ignoring_dictionaries(real: Callable[..., Any], monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     """``real`` made to skip the dictionaries: its ``dictionaries`` None, its resolved value's
-    ``dictionaries`` None, or its request naming none."""
+    ``dictionaries`` None, or its request resolved with none (neither named nor the tenant's defaults)."""
     signature = inspect.signature(real)
     annotations = {name: str(p.annotation) for name, p in signature.parameters.items()}
     if not any(n == "dictionaries" or "Resolved" in a or "SynthesisRequest" in a for n, a in annotations.items()):
         pytest.fail(
             f"{real.__qualname__}{signature} takes no dictionaries, resolved value or request: update this test"
         )
+    no_dictionaries = resolving_none(monkeypatch)
 
     def skipping(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
+        resolves = False
         for name, value in bound.arguments.items():
             if name == "dictionaries":
                 bound.arguments[name] = None
             elif isinstance(value, SynthesisRequest):
-                bound.arguments[name] = dataclasses.replace(value, pronunciation_dictionary_locators=[])
+                resolves = True
             elif is_resolved(value):
                 bound.arguments[name] = dataclasses.replace(value, dictionaries=None)
-        return real(*bound.args, **bound.kwargs)
+        no_dictionaries.on = resolves
+        try:
+            return real(*bound.args, **bound.kwargs)
+        finally:
+            no_dictionaries.on = False
 
     return skipping
 
@@ -576,7 +620,7 @@ def test_a_way_that_skips_a_stage_fails_its_row(skipped: str, table: Table, monk
     (at the bill), and the ways that do not go through that binding still pass theirs."""
     skip = SKIPS[skipped]
     module, name = stage_binding(skip)
-    monkeypatch.setattr(module, name, ignoring_dictionaries(getattr(module, name)))
+    monkeypatch.setattr(module, name, ignoring_dictionaries(getattr(module, name), monkeypatch))
     for way in skip.breaks:
         with pytest.raises(AssertionError, match="billed"):
             check_way_in(WAY[way], table)

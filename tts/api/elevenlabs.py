@@ -36,7 +36,7 @@ DEFAULT_OUTPUT_FORMAT = "mp3_44100_128"
 
 
 class VoiceSettingsSerializer(serializers.Serializer):
-    # stability scales the VITS noise (tts.synthesis.stages.engine.noise_variation) and speed the
+    # stability scales the VITS noise (tts.synthesis.request.noise_variation) and speed the
     # length scale; what is accepted without effect is listed in tts.api.ignored.
     stability = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)
     similarity_boost = serializers.FloatField(required=False, allow_null=True, min_value=0, max_value=1)

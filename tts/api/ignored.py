@@ -69,6 +69,18 @@ ELEVENLABS_IGNORED: dict[str, IgnoredField] = {
     ),
 }
 
+#: ElevenLabs' text-to-dialogue (tts.api.dialogue): what it accepts and does not act on (docs/dialogue.md).
+DIALOGUE_IGNORED: dict[str, IgnoredField] = {
+    "settings.similarity": IgnoredField(
+        "each voice is a fixed model or style vector; there is no guidance strength to set", default=None
+    ),
+    "settings.clone_strength": IgnoredField("there are no professional voice clones here", default=None),
+    "settings.stability": ELEVENLABS_IGNORED["voice_settings.stability"],
+    "seed": ELEVENLABS_IGNORED["seed"],
+    "use_pvc_as_ivc": ELEVENLABS_IGNORED["use_pvc_as_ivc"],
+    "audio_effects": ELEVENLABS_IGNORED["audio_effects"],
+}
+
 
 def flatten(values: Mapping[str, Any], *, prefix: str = "") -> dict[str, Any]:
     """``{"voice_settings": {"style": 1}}`` as ``{"voice_settings": {...}, "voice_settings.style": 1}``."""

@@ -1,6 +1,9 @@
 """Long-form jobs: ``/v1/jobs`` (submit, list), ``/v1/jobs/{id}`` (status and
 progress), ``/v1/jobs/{id}/audio`` (one file, or a zip for a batch) and
 ``/v1/jobs/{id}/cancel``. Errors in the ElevenLabs dialect.
+
+A job is one long ``text``, a batch of ``items``, or a dialogue's ``inputs`` (text-to-dialogue's
+turns and ``settings``, docs/dialogue.md), each a ``JobRequest`` for ``tts.jobs``.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from infra.pagination import keyset_page
 from tts.errors import SynthesisError
 from tts.jobs import JobRequest, characters_done, job_cancel, job_get, job_submit, jobs_for_tenant
 from tts.models import Job
-from tts.synthesis import output_format_for
+from tts.synthesis import DialogueTurn, output_format_for
 from tts.usage import content_disposition, filename_for
 
+from .dialogue import DialogueInputSerializer, DialogueSettingsSerializer
 from .elevenlabs import DEFAULT_OUTPUT_FORMAT, DictionaryLocatorSerializer, VoiceSettingsSerializer
 from .fields import StrictCharField
 from .openapi import error_responses, json_object
@@ -49,6 +53,8 @@ def job_json(job: Job) -> dict[str, Any]:
         "characters_charged": job.characters_charged if finished else None,
         "audio_seconds": round(job.audio_seconds, 3),
         "voice_id": job.voice_id,
+        # A dialogue job's turns' voices, in order (``voice_id`` is the first's); null otherwise.
+        "dialogue_inputs": (job.settings or {}).get("dialogue_inputs"),
         "model_id": job.model_id,
         "output_format": job.output_format,
         "content_type": job.content_type,
@@ -75,7 +81,11 @@ class JobInputSerializer(serializers.Serializer):
     items = serializers.ListField(
         child=StrictCharField(allow_blank=True, trim_whitespace=False), required=False, allow_empty=True
     )
-    voice_id = StrictCharField(max_length=64)
+    # A dialogue (text-to-dialogue's turns): each turn names its voice, so ``voice_id`` is not asked
+    # for; its ``settings`` are the dialogue routes' (stability for every turn).
+    inputs = serializers.ListField(child=DialogueInputSerializer(), required=False, allow_empty=True)
+    settings = DialogueSettingsSerializer(required=False, allow_null=True)
+    voice_id = StrictCharField(max_length=64, required=False)
     model_id = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=100)
     output_format = StrictCharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
     language_code = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=16)
@@ -87,6 +97,42 @@ class JobInputSerializer(serializers.Serializer):
     seed = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=4294967295)
     pronunciation_dictionary_locators = serializers.ListField(
         child=DictionaryLocatorSerializer(), required=False, allow_null=True
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "inputs" not in attrs and not attrs.get("voice_id"):
+            raise serializers.ValidationError({"voice_id": ["This field is required."]}, code="required")
+        return attrs
+
+
+def job_request_from(request: Request, data: dict[str, Any]) -> JobRequest:
+    """The ``JobRequest`` for a checked body: a text, a batch, or a dialogue (``inputs``)."""
+    inputs = data.get("inputs")
+    if inputs is not None:
+        turns = [DialogueTurn(text=item["text"], voice_id=item["voice_id"]) for item in inputs]
+        values = data.get("settings") or {}
+        speed = 1.0
+    else:
+        turns = None
+        values = data.get("voice_settings") or {}
+        speed = float(values.get("speed") or 1.0)
+    return JobRequest(
+        tenant=request_tenant(request),
+        api_key=request_api_key(request),
+        voice_id=turns[0].voice_id if turns else data.get("voice_id", ""),
+        output_format=output_format_for(data["output_format"]),
+        text=data.get("text"),
+        items=data.get("items"),
+        inputs=turns,
+        model_id=data.get("model_id") or None,
+        speed=speed,
+        language=data.get("language_code") or None,
+        normalization=data["apply_text_normalization"],
+        enable_logging=data["enable_logging"],
+        request_id=getattr(request._request, "request_id", ""),
+        settings={k: v for k, v in values.items() if v is not None},
+        seed=data.get("seed"),
+        pronunciation_dictionary_locators=[dict(x) for x in data.get("pronunciation_dictionary_locators") or ()],
     )
 
 
@@ -124,29 +170,7 @@ class JobsApi(APIView):
     def post(self, request: Request) -> Response:
         body = JobInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        data: dict[str, Any] = body.validated_data
-        fmt = output_format_for(data["output_format"])
-        voice_settings = data.get("voice_settings") or {}
-        locators = [dict(x) for x in data.get("pronunciation_dictionary_locators") or ()]
-        job = job_submit(
-            JobRequest(
-                tenant=request_tenant(request),
-                api_key=request_api_key(request),
-                voice_id=data["voice_id"],
-                output_format=fmt,
-                text=data.get("text"),
-                items=data.get("items"),
-                model_id=data.get("model_id") or None,
-                speed=float(voice_settings.get("speed") or 1.0),
-                language=data.get("language_code") or None,
-                normalization=data["apply_text_normalization"],
-                enable_logging=data["enable_logging"],
-                request_id=getattr(request._request, "request_id", ""),
-                settings={k: v for k, v in voice_settings.items() if v is not None},
-                seed=data.get("seed"),
-                pronunciation_dictionary_locators=locators,
-            )
-        )
+        job = job_submit(job_request_from(request, body.validated_data))
         response = Response(job_json(job), status=status.HTTP_202_ACCEPTED)
         response["Location"] = f"/v1/jobs/{job.pk}"
         return response

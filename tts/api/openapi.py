@@ -123,6 +123,7 @@ class VoiceFieldSchema(OpenApiSerializerFieldExtension):
 #: Tag order on the docs page: what most readers came for first, staff-only operations last.
 TAG_ORDER = (
     "text-to-speech",
+    "text-to-dialogue",
     "openai",
     "voices",
     "models",
@@ -146,6 +147,13 @@ _TTS_OPERATIONS = {
     "text_to_speech_stream",
     "text_to_speech_with_timestamps",
     "text_to_speech_stream_with_timestamps",
+}
+
+_DIALOGUE_OPERATIONS = {
+    "text_to_dialogue",
+    "text_to_dialogue_stream",
+    "text_to_dialogue_with_timestamps",
+    "text_to_dialogue_stream_with_timestamps",
 }
 
 
@@ -176,6 +184,12 @@ def present_schema(result: dict[str, Any], generator: Any, request: Any, public:
                 content = operation.get("requestBody", {}).get("content", {})
                 if "application/json" in content:
                     content["application/json"]["example"] = tts_request_example()
+            if op_id in _DIALOGUE_OPERATIONS:
+                content = operation.get("requestBody", {}).get("content", {})
+                if "application/json" in content:
+                    content["application/json"]["example"] = {
+                        "inputs": [{"text": _TTS_EXAMPLE, "voice_id": voice_id}, {"text": "Yes.", "voice_id": voice_id}]
+                    }
             if op_id == "openai_create_speech":
                 content = operation.get("requestBody", {}).get("content", {})
                 if "application/json" in content:

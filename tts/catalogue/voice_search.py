@@ -24,7 +24,8 @@ SortField = Literal["name", "created_at_unix"]
 #: voices; the tenant's own stand for a user's and a workspace's; there is no community library.
 VOICE_TYPES = ("personal", "community", "default", "workspace", "non-default", "non-community", "saved")
 #: ElevenLabs' categories; shared voices are ``premade``, a tenant's own ``professional`` (``Voice.category``).
-VOICE_CATEGORIES = ("premade", "cloned", "generated", "professional", "famous", "high_quality")
+#: ``matched``: a tenant's voice matched from a recording (tts/matching), never ``cloned``.
+VOICE_CATEGORIES = ("premade", "cloned", "generated", "professional", "famous", "high_quality", "matched")
 #: The labels a search looks into (ElevenLabs' label keys, and ``language``).
 SEARCHED_LABELS = ("accent", "age", "description", "gender", "language", "use_case")
 
@@ -74,7 +75,7 @@ def _any_label(key: str, values: Sequence[str]) -> Q:
 
 def _filtered(tenant: Tenant, query: VoiceQuery) -> QuerySet[Voice]:
     voices = voices_served_for_tenant(tenant)
-    no_such = query.voice_type == "community" or query.category not in ("", "premade", "professional")
+    no_such = query.voice_type == "community" or query.category not in ("", "premade", "professional", "matched")
     if query.matches_nothing or no_such:
         return voices.none()
     if query.voice_type == "default":
@@ -84,7 +85,10 @@ def _filtered(tenant: Tenant, query: VoiceQuery) -> QuerySet[Voice]:
     if query.category == "premade":
         voices = voices.filter(tenant__isnull=True)
     elif query.category == "professional":
-        voices = voices.filter(tenant=tenant)
+        # A label missing from the JSON compares as NULL: keep those explicitly.
+        voices = voices.filter(tenant=tenant).filter(Q(labels__category__isnull=True) | ~Q(labels__category="matched"))
+    elif query.category == "matched":
+        voices = voices.filter(tenant=tenant, labels__category="matched")
     if query.voice_ids:
         voices = voices.filter(voice_id__in=list(query.voice_ids))
     if query.languages:

@@ -95,6 +95,9 @@ class KokoroOnnxEngine:
     #: A sentence's audio comes only whole (its decoder cannot be windowed: docs/benchmarks.md), so a
     #: stream's first sentence is cut at its first pause (tts/text/first_clause.py).
     cuts_first_clause = True
+    #: It draws no noise: a seed and the noise variation (``voice_settings.stability``) change nothing,
+    #: so the audio cache's key leaves them out (tts/synthesis/cache/audio.py).
+    noiseless = True
     #: What ``TTS_KOKORO_RUNTIME`` asked for (each setting has its class: ttsplatform/settings/engines.py).
     runtime_setting = "onnxruntime"
 

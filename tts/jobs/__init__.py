@@ -1,9 +1,10 @@
-"""Long-form jobs: a text too long for one request, synthesized chunk by chunk by Celery
+"""Long-form jobs: a text (or a dialogue's turns) too long for one request, synthesized chunk by chunk by Celery
 workers (or a web process's job thread) and assembled into one file.
 
-Owns submitting, cancelling and reading jobs (``actions``), running their chunks
-(``runner``), the per-tenant worker slots (``slots``), the chunk files and the assembled
-audio (``audio``), and the progress events the job WebSocket sends (``events``).
+Owns submitting, cancelling and reading jobs (``actions``), planning their chunks (``chunks``:
+a dialogue's cut at its turns), running them (``runner``), the per-tenant worker slots
+(``slots``), the chunk files and the assembled audio (``audio``), and the progress events the
+job WebSocket sends (``events``).
 
 May import: synthesis, the catalogue, models, accounts, inference, text, audio and infra.
 Never usage or realtime.

@@ -2,7 +2,8 @@
 and hand a job to whatever runs it (a Celery worker, or a server thread).
 
 Running a job and handing it to a runner live in tts/jobs/runner.py
-(which imports nothing from here); progress events in ``tts.jobs.events``.
+(which imports nothing from here); progress events in ``tts.jobs.events``; the plan of chunks
+(a text's, a dialogue's cut at its turns) in ``tts.jobs.chunks``.
 
 Without a broker (``TTS_JOB_RUNNER=thread``, the default with no REDIS_URL)
 jobs run one at a time in a thread of the server process, and a housekeeping
@@ -12,7 +13,6 @@ dispatches and then also picks up jobs a restart left queued.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -27,12 +27,22 @@ from accounts.quota import QuotaExceeded, reserve_characters, usage_for_period
 from accounts.ratelimit import LimitExceeded, check_request_rate
 from tts.audio.formats import OutputFormat
 from tts.errors import SynthesisError
+from tts.jobs.chunks import plan_chunks, plan_dialogue_chunks
 from tts.jobs.records import characters_done, job_record_fields
 from tts.jobs.runner import job_dispatch, job_finish
 from tts.models import Job, SynthesisRecord
 from tts.pronunciation import record_dictionary_uses
-from tts.synthesis import SynthesisRequest, job_prepare, job_resolve, text_characters_valid
-from tts.text.segment import Segment
+from tts.synthesis import (
+    DialogueTurn,
+    PreparedJob,
+    SynthesisRequest,
+    dialogue_job_prepare,
+    dialogue_job_resolve,
+    dialogue_text,
+    job_prepare,
+    job_resolve,
+    text_characters_valid,
+)
 
 __all__ = ["JobRequest", "characters_done", "job_cancel", "job_get", "job_submit", "jobs_for_tenant"]
 
@@ -41,13 +51,15 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class JobRequest:
-    """What a caller asks for: ``text`` (one long text) or ``items`` (a batch), not both."""
+    """What a caller asks for: ``text`` (one long text), ``items`` (a batch) or ``inputs`` (a
+    dialogue's turns, each in its own voice: docs/dialogue.md), exactly one of them."""
 
     tenant: Tenant
     voice_id: str
     output_format: OutputFormat
     text: str | None = None
     items: list[str] | None = None
+    inputs: list[DialogueTurn] | None = None
     api_key: ApiKey | None = None
     model_id: str | None = None
     speed: float = 1.0
@@ -66,7 +78,7 @@ def _texts(req: JobRequest) -> list[tuple[str, str]]:
     """(field name, text) per item, validated."""
     if (req.text is None) == (req.items is None):
         raise SynthesisError(
-            "Send either 'text' (one long text) or 'items' (a list of texts), not both.",
+            "Send one of 'text' (one long text), 'items' (a list of texts) or 'inputs' (a dialogue's turns).",
             code="invalid_request",
             status=400,
             field="text",
@@ -104,88 +116,140 @@ def _texts(req: JobRequest) -> list[tuple[str, str]]:
     return pairs
 
 
-def plan_chunks(item: int, segments: list[Segment], chunk_chars: int) -> list[dict[str, Any]]:
-    """Consecutive segments grouped into chunks of about ``chunk_chars`` characters."""
-    chunks: list[dict[str, Any]] = []
-    current: list[dict[str, Any]] = []
-    size = 0
-    for seg in segments:
-        if current and size + len(seg.text) > chunk_chars:
-            chunks.append({"item": item, "chars": size, "segments": current})
-            current, size = [], 0
-        current.append(dataclasses.asdict(seg))
-        size += len(seg.text)
-    if current:
-        chunks.append({"item": item, "chars": size, "segments": current})
-    return chunks
-
-
 def job_submit(req: JobRequest) -> Job:
     """Validate, count against the rate limits, prepare as a request is prepared (dictionaries, the
-    prepared text's bill, the engine budget), reserve the quota for every billed character, plan, and queue."""
+    prepared text's bill, the engine budget), reserve the quota for every billed character, plan, and queue.
+    A dialogue (``inputs``) is checked, prepared and billed as the dialogue routes do, planned at its turns."""
+    if req.inputs is not None:
+        if req.text is not None or req.items is not None:
+            raise SynthesisError(
+                "Send one of 'text' (one long text), 'items' (a list of texts) or 'inputs' (a dialogue's turns).",
+                code="invalid_request",
+                status=400,
+                field="inputs",
+            )
+        return _dialogue_submit(req)
     pairs = _texts(req)
-    probe = SynthesisRequest(
+    probe = _probe(req, text="", text_field="text" if req.text is not None else "items")
+    voice, model_version, dictionaries = job_resolve(probe)
+    # Cheap checks first (the rate limit, and whether the quota could take it at all); the
+    # text work (normalizing and planning up to the plan's job_max_characters) only for a job
+    # that may run. The reservation itself stays in the transaction that creates the job.
+    _admit(req, sent=sum(len(text) for _, text in pairs))
+    prepared = job_prepare(probe, pairs, voice, model_version, dictionaries)
+    plan: list[dict[str, Any]] = []
+    for item, text in enumerate(prepared.texts):
+        plan.extend(plan_chunks(item, text.segments, settings.TTS_JOB_CHUNK_CHARS))
+    return _create(
+        req,
+        prepared,
+        plan,
+        kind=Job.Kind.TEXT if req.text is not None else Job.Kind.BATCH,
+        text="\n\n".join(text for _, text in pairs),
+        item_count=len(pairs),
+        content_type="application/zip" if req.items is not None else req.output_format.content_type,
+    )
+
+
+def _dialogue_submit(req: JobRequest) -> Job:
+    """A dialogue job: its turns resolved with the dialogue routes' bounds (the job's total
+    characters instead of a request's), prepared and billed as those routes do, and planned in chunks
+    cut at its turns (``plan_dialogue_chunks``). One job, one history item, one bill."""
+    turns = list(req.inputs or [])
+    probe = _probe(req, text=dialogue_text(turns), text_field="inputs", turns=turns)
+    resolved = dialogue_job_resolve(probe)
+    _admit(req, sent=sum(len(turn.text) for turn in resolved.turns))
+    prepared = dialogue_job_prepare(resolved)
+    plan = plan_dialogue_chunks(prepared.texts[0].segments, settings.TTS_JOB_CHUNK_CHARS)
+    return _create(
+        req,
+        prepared,
+        plan,
+        kind=Job.Kind.TEXT,
+        text=resolved.text,
+        item_count=1,
+        content_type=req.output_format.content_type,
+        extra={"dialogue_inputs": [{"voice_id": turn.voice.voice_id} for turn in resolved.turns]},
+    )
+
+
+def _probe(req: JobRequest, *, text: str, text_field: str, turns: list[DialogueTurn] | None = None) -> SynthesisRequest:
+    """The pipeline's request for a job's stages (its texts are prepared separately, or as ``turns``)."""
+    return SynthesisRequest(
         tenant=req.tenant,
-        voice_id=req.voice_id,
-        text="",
+        voice_id=turns[0].voice_id if turns else req.voice_id,
+        text=text,
         output_format=req.output_format,
         source="job",
         model_id=req.model_id,
         speed=req.speed,
         language=req.language,
         normalization=req.normalization,
+        settings=req.settings,
         seed=req.seed,
         pronunciation_dictionary_locators=req.pronunciation_dictionary_locators,
-        text_field="text" if req.text is not None else "items",
+        text_field=text_field,
+        voice_field="inputs[0].voice_id" if turns else "voice_id",
+        turns=turns,
     )
-    voice, model_version, dictionaries = job_resolve(probe)
-    # Cheap checks first (the rate limit, and whether the quota could take it at all); the
-    # text work (normalizing and planning up to the plan's job_max_characters) only for a job
-    # that may run. The reservation itself stays in the transaction that creates the job.
+
+
+def _admit(req: JobRequest, *, sent: int) -> None:
+    """The rate limits, and whether the month's quota could take ``sent`` characters at all."""
     try:
         check_request_rate(tenant=req.tenant, api_key=req.api_key)
     except LimitExceeded as exc:
         raise SynthesisError.from_limit(exc) from exc
-    sent = sum(len(text) for _, text in pairs)
     limit = req.tenant.plan.monthly_character_limit
     used = usage_for_period(req.tenant).characters
     if used + sent > limit:
         raise SynthesisError.from_quota(QuotaExceeded(requested=sent, used=used, limit=limit))
-    prepared = job_prepare(probe, pairs, voice, model_version, dictionaries)
-    plan: list[dict[str, Any]] = []
-    for item, text in enumerate(prepared.texts):
-        plan.extend(plan_chunks(item, text.segments, settings.TTS_JOB_CHUNK_CHARS))
+
+
+def _create(
+    req: JobRequest,
+    prepared: PreparedJob,
+    plan: list[dict[str, Any]],
+    *,
+    kind: str,
+    text: str,
+    item_count: int,
+    content_type: str,
+    extra: dict[str, Any] | None = None,
+) -> Job:
+    """The job, its pending history item and the characters they spend, in one transaction; queued on commit."""
+    voice, model_version, dictionaries = prepared.voice, prepared.model_version, prepared.dictionaries
     characters = prepared.characters
     job_settings: dict[str, Any] = {
         **req.settings,
         "speed": req.speed,
         "language": req.language,
         "normalization": req.normalization,
+        **(extra or {}),
     }
     if req.seed is not None:
         job_settings["seed"] = req.seed
     if dictionaries is not None:
         job_settings["pronunciation_dictionary_locators"] = dictionaries.as_json()
     try:
-        # One transaction: the job, its pending history item and the characters they spend.
         with transaction.atomic():
             reservation = reserve_characters(tenant=req.tenant, characters=characters)
             job = Job.objects.create(
                 tenant=req.tenant,
                 api_key=req.api_key,
-                kind=Job.Kind.TEXT if req.text is not None else Job.Kind.BATCH,
+                kind=kind,
                 voice_id=voice.voice_id,
                 voice_name=voice.name,
                 model_version=model_version,
                 model_id=model_version.model_id,
                 output_format=req.output_format.name,
-                content_type="application/zip" if req.items is not None else req.output_format.content_type,
+                content_type=content_type,
                 sample_rate=req.output_format.sample_rate,
                 settings=job_settings,
-                text="\n\n".join(text for _, text in pairs) if req.enable_logging else "",
+                text=text if req.enable_logging else "",
                 text_logged=req.enable_logging,
                 plan=plan,
-                item_count=len(pairs),
+                item_count=item_count,
                 characters=characters,
                 reserved_period=reservation.period_start,
                 total_chunks=len(plan),

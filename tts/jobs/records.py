@@ -54,6 +54,7 @@ def job_synthesis_run(job: Job, *, token: str = "") -> SynthesisRun:
         seed=settings_.get("seed"),
     )
     voice = Voice.objects.filter(voice_id=job.voice_id).first() or Voice(voice_id=job.voice_id, name=job.voice_name)
+    turn_voices = dialogue_voices(job, voice)
     segments = [seg for chunk in job.plan or [] for seg in chunk_segments(chunk)]
     started_at = job.started_at or job.created_at or timezone.now()
     assert job.model_version is not None or job.history_item_id is not None
@@ -69,7 +70,20 @@ def job_synthesis_run(job: Job, *, token: str = "") -> SynthesisRun:
         started=time.monotonic() - (timezone.now() - started_at).total_seconds(),
         admission=SynthesisAdmission(limited=False),
         whole=False,
+        turn_voices=turn_voices,
     )
+
+
+def dialogue_voices(job: Job, first: Voice) -> tuple[Voice, ...]:
+    """A dialogue job's voice of each turn (``settings.dialogue_inputs``, in order; each segment's
+    ``turn`` picks one: ``SynthesisRun.voice_for``); ``()`` for a job of one voice. A voice deleted
+    since the job was submitted is spoken by the first turn's."""
+    inputs = (job.settings or {}).get("dialogue_inputs") or []
+    if not inputs:
+        return ()
+    ids = [str(item.get("voice_id", "")) for item in inputs]
+    found = {v.voice_id: v for v in Voice.objects.filter(voice_id__in=set(ids))}
+    return tuple(found.get(voice_id, first) for voice_id in ids)
 
 
 def job_history_record(job: Job) -> SynthesisRecord:

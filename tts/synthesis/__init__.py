@@ -15,6 +15,7 @@ consumers, views).
 """
 
 from tts.synthesis.alignment.timeline import AlignmentChunk, websocket_alignment
+from tts.synthesis.alignment.voice_segments import voice_segments
 from tts.synthesis.engine_time.admission import SynthesisAdmission
 from tts.synthesis.engine_time.budget import engine_seconds_limit, job_engine_seconds_limit
 from tts.synthesis.engine_time.fairness import segment_engine_seconds
@@ -30,19 +31,25 @@ from tts.synthesis.live import (
 )
 from tts.synthesis.live.streaming import LiveUtterance, ThreadedStream, run_stream, stream_synthesis
 from tts.synthesis.preview import PreviewUnavailable, voice_preview
-from tts.synthesis.request import SynthesisRequest
+from tts.synthesis.request import DialogueTurn, SynthesisRequest, dialogue_text, noise_variation
 from tts.synthesis.runs.recovery import records_reap_stale, start_reaper
 from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.runs.shutdown import drain, draining
 from tts.synthesis.stages.deliver import synthesis_iter_bytes
 from tts.synthesis.stages.engine import (
     ensure_engine,
-    noise_variation,
     segment_params,
     speak_segment,
     synthesize_segment,
 )
-from tts.synthesis.stages.job import PreparedJob, job_engine_budget, job_prepare, job_resolve
+from tts.synthesis.stages.job import (
+    PreparedJob,
+    dialogue_job_prepare,
+    dialogue_job_resolve,
+    job_engine_budget,
+    job_prepare,
+    job_resolve,
+)
 from tts.synthesis.stages.parse import (
     output_format_for,
     readable_languages,
@@ -57,6 +64,7 @@ __all__ = [
     "DEFAULT_CHUNK_SCHEDULE",
     "AlignmentChunk",
     "ClientGone",
+    "DialogueTurn",
     "LiveUtterance",
     "PreparedJob",
     "PreviewUnavailable",
@@ -68,6 +76,9 @@ __all__ = [
     "ThreadedStream",
     "UtteranceDriver",
     "UtteranceSink",
+    "dialogue_job_prepare",
+    "dialogue_job_resolve",
+    "dialogue_text",
     "drain",
     "draining",
     "engine_scheduler",
@@ -97,5 +108,6 @@ __all__ = [
     "synthesize_segment",
     "text_characters_valid",
     "voice_preview",
+    "voice_segments",
     "websocket_alignment",
 ]

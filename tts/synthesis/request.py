@@ -16,6 +16,22 @@ from accounts.models import ApiKey, Tenant
 from tts.audio.formats import OutputFormat
 from tts.models import SynthesisRecord
 
+#: Between two turns' texts in a dialogue's text (its history item's, its alignment's characters).
+TURN_SEPARATOR = "\n"
+
+
+@dataclass(frozen=True)
+class DialogueTurn:
+    """One turn of a dialogue (ElevenLabs' ``inputs[i]``): a text and the voice that speaks it."""
+
+    text: str
+    voice_id: str
+
+
+def dialogue_text(turns: list[DialogueTurn]) -> str:
+    """A dialogue's text: its turns' texts, one after the other (``TURN_SEPARATOR`` between)."""
+    return TURN_SEPARATOR.join(turn.text for turn in turns)
+
 
 @dataclass
 class SynthesisRequest:
@@ -54,10 +70,33 @@ class SynthesisRequest:
     alignment_from_start: bool = False
     #: Silence after each sentence, ms; ``None``: ``TTS_SENTENCE_SILENCE_MS`` (Wyoming has its own, as wyoming-piper).
     sentence_silence_ms: int | None = None
+    #: A dialogue (text-to-dialogue): its turns, each spoken by its own voice, in one synthesis
+    #: (``None``: not a dialogue). Then ``text`` is ``dialogue_text(turns)`` and ``voice_id`` the
+    #: first turn's (``stages.resolve``).
+    turns: list[DialogueTurn] | None = None
 
     @property
     def silence_ms(self) -> int:
         return settings.TTS_SENTENCE_SILENCE_MS if self.sentence_silence_ms is None else self.sentence_silence_ms
+
+    @property
+    def noise_variation(self) -> float:
+        """The factor on the engine's noise scales its ``voice_settings`` ask for (:func:`noise_variation`)."""
+        return noise_variation(self.settings)
+
+
+def noise_variation(voice_settings: dict[str, Any]) -> float:
+    """``voice_settings.stability`` (0..1) as a factor on the VITS noise scales.
+
+    0.5 (ElevenLabs' default) and no stability keep the voice's own scales.
+    Above 0.5 they shrink linearly to none at 1.0 (every take alike: the
+    model's mean reading); below 0.5 they grow linearly to 1.5 times at 0.0.
+    """
+    stability = voice_settings.get("stability")
+    if stability is None:
+        return 1.0
+    s = min(1.0, max(0.0, float(stability)))
+    return 2.0 * (1.0 - s) if s >= 0.5 else 1.0 + (0.5 - s)
 
 
 @dataclass

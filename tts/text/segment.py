@@ -56,6 +56,9 @@ class Segment:
     #: audio: ``tts.text.first_clause``); ``continuation``: this is the rest of the previous one's.
     continued: bool = False
     continuation: bool = False
+    #: The dialogue turn (``inputs[i]`` of text-to-dialogue) this segment speaks, whose voice speaks
+    #: it; ``None`` outside a dialogue (the request's one voice).
+    turn: int | None = None
 
 
 # Cut positions, best first. Each pattern's match end is where a piece may end.

@@ -84,6 +84,23 @@ async def _accept(
             tasks.discard(task)
 
 
+async def listen(listeners: list[Listener], tasks: set[asyncio.Task[None]]) -> list[asyncio.Server]:
+    """Open every listener's port on the running loop; each connection's task is kept in ``tasks``
+    while it runs. A listener on port 0 gets a free port, written back on it (the tests' servers)."""
+    servers = []
+    for listener in listeners:
+        server = await asyncio.start_server(
+            functools.partial(_accept, listener, tasks),
+            host=listener.host,
+            port=listener.port,
+            limit=settings.TTS_WYOMING_MAX_EVENT_BYTES,
+        )
+        servers.append(server)
+        if not listener.port:
+            listener.port = int(server.sockets[0].getsockname()[1])
+    return servers
+
+
 async def serve(listeners: list[Listener], *, on_ready: Callable[[list[Listener]], None] | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then drain and stop."""
     loop = asyncio.get_running_loop()
@@ -94,15 +111,7 @@ async def serve(listeners: list[Listener], *, on_ready: Callable[[list[Listener]
         except (NotImplementedError, RuntimeError):  # not the main thread
             pass
     tasks: set[asyncio.Task[None]] = set()
-    servers = []
-    for listener in listeners:
-        server = await asyncio.start_server(
-            functools.partial(_accept, listener, tasks),
-            host=listener.host,
-            port=listener.port,
-            limit=settings.TTS_WYOMING_MAX_EVENT_BYTES,
-        )
-        servers.append(server)
+    servers = await listen(listeners, tasks)
     if on_ready is not None:
         on_ready(listeners)
     await stop.wait()

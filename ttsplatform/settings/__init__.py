@@ -15,4 +15,5 @@ from ttsplatform.settings.core import *  # noqa: F403
 from ttsplatform.settings.deploy import *  # noqa: F403
 from ttsplatform.settings.engines import *  # noqa: F403
 from ttsplatform.settings.limits import *  # noqa: F403
+from ttsplatform.settings.matching import *  # noqa: F403
 from ttsplatform.settings.security import *  # noqa: F403

@@ -108,6 +108,7 @@ CELERY_BEAT_SCHEDULE = {
     "reap-stale-records": {"task": "tts.tasks.reap_stale_records", "schedule": 60.0},
     "purge-expired-history": {"task": "tts.tasks.purge_expired_history", "schedule": 3600.0},
     "rollup-usage": {"task": "tts.tasks.rollup_usage", "schedule": 600.0},
+    "purge-match-recordings": {"task": "tts.tasks.purge_match_recordings", "schedule": 60.0},
 }
 
 # --- Wyoming (Home Assistant), `manage.py wyoming_server` (docs/wyoming.md) ---------------

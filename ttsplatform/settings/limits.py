@@ -126,3 +126,10 @@ TTS_DICTIONARY_KEEP_VERSIONS = env_int("TTS_DICTIONARY_KEEP_VERSIONS", 10, minim
 TTS_DICTIONARY_WRITES_PER_MINUTE = env_int("TTS_DICTIONARY_WRITES_PER_MINUTE", 30, minimum=1)
 # Compiled rules kept per process (estimated bytes; one version at most a quarter of it; 0 = none kept).
 TTS_DICTIONARY_CACHE_BYTES = env_int("TTS_DICTIONARY_CACHE_BYTES", 64 * 1024 * 1024, minimum=0)
+
+# --- text-to-dialogue (docs/dialogue.md) ---------------------------------------------------
+# Distinct voices one dialogue may use (ElevenLabs' 10), and the turns (``inputs``) it may hold.
+TTS_DIALOGUE_MAX_VOICES = env_int("TTS_DIALOGUE_MAX_VOICES", 10, minimum=1)
+TTS_DIALOGUE_MAX_INPUTS = env_int("TTS_DIALOGUE_MAX_INPUTS", 100, minimum=1)
+# Silence after each turn but the last, on top of the sentence silence (TTS_SENTENCE_SILENCE_MS).
+TTS_DIALOGUE_PAUSE_MS = env_int("TTS_DIALOGUE_PAUSE_MS", 300, minimum=0, maximum=5000)

@@ -6,7 +6,8 @@ ElevenLabs' shapes (``timeline``): ``AlignmentTimeline`` for a whole utterance a
 ``AlignmentChunk`` for a piece of audio, the one alignment type live speech hands around
 (from the timeline, or ``estimate_alignment`` where the engine reports no timings);
 ``websocket_alignment`` is the one conversion to the WebSockets' JSON, framed per message
-by ``MessageClock``.
+by ``MessageClock``. A dialogue's ``voice_segments`` (which turn's voice is heard when) are read
+off those tracks.
 
 May import: inference, text and audio. Never another room of synthesis.
 """

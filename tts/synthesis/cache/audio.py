@@ -6,10 +6,14 @@ L2 is the django-redis cache with a TTL (``TTS_AUDIO_CACHE_TTL_S``), shared by
 every process, used when ``REDIS_URL`` is set. A hit found in L2 is copied into L1.
 
 The key (see ``audio_cache_key``) covers the model version (id, artifact
-sha256, engine and options), voice and speaker, voice settings and speed,
-the normalized segments, output format and resolved sample rate, and the
-tenant. Tenants never share entries by default: a shared entry would tell one
-tenant, through response time, what another synthesized. With
+sha256, engine and options), voice and speaker, the knobs that reach the
+engine (speed; the seed and the noise variation only for an engine that
+draws noise), the normalized segments, output format and resolved sample
+rate, and the tenant. A voice setting the engine ignores (``similarity_boost``,
+``style``, ``use_speaker_boost``; ``stability`` and ``seed`` on Kokoro) is not
+in it, so requests that make the same audio share an entry. Tenants never
+share entries by default: a shared entry would tell one tenant, through
+response time, what another synthesized. With
 ``TTS_AUDIO_CACHE_SHARE_SHARED_VOICES`` entries of shared voices are shared.
 Activating another model version changes the key, so old entries are never
 reached again and expire with their TTL.
@@ -32,12 +36,13 @@ from django.conf import settings
 from infra.two_level_cache import TwoLevelCache
 from tts.audio.encode import StreamEncoder
 from tts.audio.formats import OutputFormat, with_native_rate
+from tts.catalogue import get_registry
 from tts.models import ModelVersion, Voice
 from tts.synthesis.request import SynthesisRequest
 from tts.text.segment import Segment
 
 #: Bump when the key's recipe or the stored layout changes.
-KEY_VERSION = 1
+KEY_VERSION = 2
 #: A hit is sent in pieces of this size, like a stream of synthesized segments.
 PIECE_BYTES = 32 * 1024
 
@@ -95,6 +100,16 @@ def _stamp(obj: Any) -> int:
     return int(created.timestamp() * 1_000_000) if created else 0
 
 
+def engine_noise(req: SynthesisRequest, model_version: ModelVersion) -> tuple[int | None, float] | None:
+    """What of the request's noise knobs reaches the engine (``params_for``: the seed and the
+    variation ``stability`` asks for); None for an engine that draws no noise (Kokoro), which
+    ignores both. At ``stability`` 1.0 no noise is left, so the seed changes nothing either."""
+    if get_registry().engine_trait(model_version.engine, "noiseless"):
+        return None
+    variation = req.noise_variation
+    return (req.seed if variation else None), variation
+
+
 def audio_cache_key(
     req: SynthesisRequest,
     *,
@@ -104,7 +119,8 @@ def audio_cache_key(
     context: tuple[str | None, str | None] | None = None,
     dictionaries: list[tuple[str, str]] | None = None,
 ) -> str | None:
-    """The cache key of a request, or None when caching is off."""
+    """The cache key of a request, or None when caching is off: what reaches the engine, never
+    the request's fields as sent (an ignored voice setting would split entries of the same audio)."""
     if not settings.TTS_AUDIO_CACHE_ENABLED:
         return None
     shared = voice.tenant_id is None and settings.TTS_AUDIO_CACHE_SHARE_SHARED_VOICES
@@ -113,8 +129,7 @@ def audio_cache_key(
         "model": [model_version.pk, _stamp(model_version), model_version.sha256, model_version.engine],
         "options": model_version.options or {},
         "voice": [voice.voice_id, voice.speaker_index, _stamp(voice)],
-        "settings": req.settings,
-        "seed": req.seed,
+        "noise": engine_noise(req, model_version),
         "context": list(context) if context else None,
         "dictionaries": dictionaries or None,
         "speed": req.speed,

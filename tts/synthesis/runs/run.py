@@ -37,6 +37,7 @@ from tts.models import ModelVersion, SynthesisRecord, Voice
 from tts.pronunciation import AppliedDictionaries
 from tts.synthesis.alignment.timeline import AlignmentTimeline
 from tts.synthesis.alignment.timestamps import SegmentContext
+from tts.synthesis.alignment.voice_segments import TurnSpan
 from tts.synthesis.cache.audio import CachedAudio
 from tts.synthesis.engine_time.admission import SynthesisAdmission
 from tts.synthesis.engine_time.budget import EngineBudget
@@ -112,6 +113,10 @@ class SynthesisRun:
     pace: StreamLead | None = field(default=None, repr=False)
     #: The engine-seconds this run may still spend, charged as its audio is made (``engine_budget``).
     engine_budget: EngineBudget | None = field(default=None, repr=False)
+    #: A dialogue: the voice of each turn (``Segment.turn``; ``voice`` is the first's) and where each
+    #: turn is in the alignment's characters (its voice segments).
+    turn_voices: tuple[Voice, ...] = ()
+    turn_spans: tuple[TurnSpan, ...] = ()
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- accounting ----------------------------------------------------------
@@ -119,6 +124,12 @@ class SynthesisRun:
     def __post_init__(self) -> None:
         if not self.segment_costs:
             self.segment_costs = split_cost(self.characters, self.segments)
+
+    def voice_for(self, segment: Segment) -> Voice:
+        """The voice that speaks ``segment``: its dialogue turn's, else the request's one voice."""
+        if segment.turn is not None and self.turn_voices:
+            return self.turn_voices[segment.turn]
+        return self.voice
 
     def spent_characters(self) -> int:
         """Characters of the segments synthesized (and delivered) so far."""

@@ -10,7 +10,6 @@ import logging
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -57,20 +56,6 @@ def engine_unavailable() -> SynthesisError:
     )
 
 
-def noise_variation(voice_settings: dict[str, Any]) -> float:
-    """``voice_settings.stability`` (0..1) as a factor on the VITS noise scales.
-
-    0.5 (ElevenLabs' default) and no stability keep the voice's own scales.
-    Above 0.5 they shrink linearly to none at 1.0 (every take alike: the
-    model's mean reading); below 0.5 they grow linearly to 1.5 times at 0.0.
-    """
-    stability = voice_settings.get("stability")
-    if stability is None:
-        return 1.0
-    s = min(1.0, max(0.0, float(stability)))
-    return 2.0 * (1.0 - s) if s >= 0.5 else 1.0 + (0.5 - s)
-
-
 def segment_params(
     engine: Engine,
     segment: Segment,
@@ -110,16 +95,18 @@ def context_for(run: SynthesisRun, index: int) -> SegmentContext | None:
 
 
 def params_for(run: SynthesisRun, engine: Engine, segment: Segment, index: int) -> SynthesisParams:
+    """Segment ``index``'s knobs, in the voice that speaks it (a dialogue turn's own: ``voice_for``)."""
     req = run.request
+    voice = run.voice_for(segment)
     return segment_params(
         engine,
         segment,
-        speaker_index=run.voice.speaker_index,
+        speaker_index=voice.speaker_index,
         speed=req.speed,
         seed=req.seed,
         index=index,
-        variation=noise_variation(req.settings),
-        style_blend=run.voice.style_blend,
+        variation=req.noise_variation,
+        style_blend=voice.style_blend,
     )
 
 

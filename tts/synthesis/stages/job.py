@@ -14,6 +14,10 @@ A job is a synthesis like any request, with longer texts and its chunks run late
   ``TTS_MAX_ENGINE_SECONDS_PER_JOB``. The low estimate of every text is checked before the job is
   queued (413 ``engine_time_exceeded`` naming the field and the limit); the runner charges each
   segment it makes (``job_engine_budget``) and stops the job at the budget.
+
+A dialogue job (text-to-dialogue's ``inputs``, docs/dialogue.md) goes through the dialogue's own
+steps: ``resolve_turns`` (its bounds, with the job's total characters instead of a request's) and
+``prepare_turns`` (each turn's segments marked with their turn, billed as the dialogue routes bill).
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from tts.pronunciation import AppliedDictionaries, dictionaries_for
 from tts.synthesis.engine_time.budget import EngineBudget, engine_budget_admit, job_engine_seconds_limit
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.stages.estimate import effective_speed
-from tts.synthesis.stages.prepare import PreparedText, prepare_text
-from tts.synthesis.stages.resolve import language_of, resolve_voice
+from tts.synthesis.stages.prepare import PreparedText, prepare_text, prepare_turns
+from tts.synthesis.stages.resolve import language_of, resolve_turns, resolve_voice
+from tts.synthesis.stages.values import Resolved, ResolvedTurn
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,8 @@ class PreparedJob:
     dictionaries: AppliedDictionaries | None
     texts: list[PreparedText]
     engine_budget: EngineBudget
+    #: A dialogue job's turns (each with its voice); its one text's segments carry their turn.
+    turns: tuple[ResolvedTurn, ...] = ()
 
     @property
     def characters(self) -> int:
@@ -83,6 +90,30 @@ def job_prepare(
         budget=job_engine_budget(req, model_version.engine),
     )
     return PreparedJob(voice, model_version, dictionaries, prepared, budget)
+
+
+def dialogue_job_resolve(req: SynthesisRequest) -> Resolved:
+    """Stage 2 for a dialogue job (``req.turns``): the dialogue routes' checks and voices, each a 4xx
+    naming its field, with the plan's ``job_max_characters`` for all the turns together."""
+    return resolve_turns(req, limit=req.tenant.plan.job_max_characters, per="job")
+
+
+def dialogue_job_prepare(resolved: Resolved) -> PreparedJob:
+    """Stage 4 for a dialogue job: its turns as one text (``prepare_turns``, billed as the dialogue
+    routes bill it), then its low engine-time estimate against the job's budget (413 naming ``inputs``)."""
+    req = resolved.request
+    prepared, _spans = prepare_turns(resolved)
+    engine = resolved.model_version.engine
+    budget = engine_budget_admit(
+        req,
+        engine,
+        prepared.segments,
+        functools.partial(effective_speed, req.speed),
+        budget=job_engine_budget(req, engine),
+    )
+    return PreparedJob(
+        resolved.voice, resolved.model_version, resolved.dictionaries, [prepared], budget, resolved.turns
+    )
 
 
 def job_engine_budget(req: SynthesisRequest, engine: str, *, audio_seconds: float = 0.0) -> EngineBudget:

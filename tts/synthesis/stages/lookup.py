@@ -6,6 +6,8 @@ and what a hit answers with (its format, duration and timings, its history file)
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import logging
 
 from django.conf import settings
@@ -42,6 +44,8 @@ def look_up(prepared: Prepared, *, whole: bool) -> Found:
             context=sides,
             dictionaries=dictionaries,
         )
+        if cache_key is not None and resolved.turns:
+            cache_key = dialogue_cache_key(cache_key, prepared)
         cached = audio_cache.get(cache_key)
         if cached is None or not whole:
             admission.hold_slot(tenant=req.tenant)
@@ -50,6 +54,19 @@ def look_up(prepared: Prepared, *, whole: bool) -> Found:
     except LimitExceeded as exc:
         raise SynthesisError.from_limit(exc) from exc
     return Found(prepared, cache_key, cached, whole)
+
+
+def dialogue_cache_key(key: str, prepared: Prepared) -> str:
+    """A dialogue's key: the request's (its first voice's, its segments') with the voice of each turn
+    and the turn of each segment, so the same texts in other voices are another entry."""
+    turns = prepared.admitted.resolved.turns
+    recipe = {
+        "key": key,
+        "voices": [[t.voice.pk, t.voice.voice_id, t.voice.speaker_index, list(t.voice.style_blend)] for t in turns],
+        "turns": [seg.turn for seg in prepared.segments],
+    }
+    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{key}:dialogue:{digest}"
 
 
 def answer_from_cache(run: SynthesisRun, cached: CachedAudio) -> None:

@@ -5,6 +5,7 @@ spends, written in one transaction, and the run that owns both from then on.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -51,9 +52,7 @@ def open_run(found: Found, *, started: float) -> SynthesisRun:
         sample_rate=req.output_format.sample_rate,
         source=req.source,
         request_id=req.request_id,
-        settings=req.settings
-        if dictionaries is None
-        else {**req.settings, "pronunciation_dictionary_locators": dictionaries.as_json()},
+        settings=record_settings(found),
         cache_hit=cached is not None,
         heartbeat_at=timezone.now(),
     )
@@ -76,6 +75,8 @@ def open_run(found: Found, *, started: float) -> SynthesisRun:
         spoken_text=spoken if spoken != text else None,
         dictionaries=dictionaries,
         engine_budget=prepared.engine_budget,
+        turn_voices=tuple(turn.voice for turn in resolved.turns),
+        turn_spans=prepared.turn_spans,
     )
     try:
         if run.answered and cached is not None:
@@ -99,6 +100,18 @@ def open_run(found: Found, *, started: float) -> SynthesisRun:
     else:
         heartbeats.add(run)  # so that a crash of this process is noticed and its record reaped
     return run
+
+
+def record_settings(found: Found) -> dict[str, Any]:
+    """The history item's ``settings``: the request's, the dictionary versions it used, and a
+    dialogue's turns (``{"voice_id"}`` each, in order)."""
+    resolved = found.prepared.admitted.resolved
+    values = dict(resolved.request.settings)
+    if resolved.dictionaries is not None:
+        values["pronunciation_dictionary_locators"] = resolved.dictionaries.as_json()
+    if resolved.turns:
+        values["dialogue_inputs"] = [{"voice_id": turn.voice.voice_id} for turn in resolved.turns]
+    return values
 
 
 def open_piece(run: SynthesisRun, prepared: PreparedText) -> bool:

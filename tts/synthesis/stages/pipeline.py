@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
-from typing import cast
+from typing import Any, cast
 
+from tts.synthesis.alignment.voice_segments import voice_segments
 from tts.synthesis.request import SynthesisRequest, SynthesisResult
 from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.runs.shutdown import refuse_if_draining
@@ -57,8 +58,7 @@ def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
     """Synthesize a whole request and return its bytes (the non-streaming path)."""
     run = synthesis_prepare(req, whole=True)
     if run.answered and run.cached is not None:
-        alignment = run.timeline.as_json() if run.timeline is not None else None
-        return SynthesisResult(run.cached.audio, run.record, run.cached.output_format, alignment)
+        return SynthesisResult(run.cached.audio, run.record, run.cached.output_format, alignment_of(run))
     gen = cast(Generator[bytes, None, None], synthesis_iter_bytes(run))
     try:
         for _ in gen:
@@ -70,5 +70,14 @@ def synthesis_create(req: SynthesisRequest) -> SynthesisResult:
         raise
     audio = run.seal_audio() or b""  # exact lengths in wav/flac headers
     fmt = run.encoder.format if run.encoder is not None else req.output_format
-    alignment = run.timeline.as_json() if run.timeline is not None else None
-    return SynthesisResult(audio=audio, record=run.record, output_format=fmt, alignment=alignment)
+    return SynthesisResult(audio=audio, record=run.record, output_format=fmt, alignment=alignment_of(run))
+
+
+def alignment_of(run: SynthesisRun) -> dict[str, Any] | None:
+    """The run's character tracks (``None`` without a timeline), and a dialogue's ``voice_segments``."""
+    if run.timeline is None:
+        return None
+    alignment = run.timeline.as_json()
+    if run.turn_spans:
+        alignment["voice_segments"] = voice_segments(run.turn_spans, alignment.get("alignment"))
+    return alignment

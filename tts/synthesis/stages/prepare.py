@@ -15,7 +15,9 @@ from django.conf import settings
 
 from tts.catalogue import get_registry
 from tts.pronunciation import billed_characters
+from tts.synthesis.alignment.voice_segments import TurnSpan
 from tts.synthesis.engine_time.budget import EngineBudget, engine_budget_admit
+from tts.synthesis.request import TURN_SEPARATOR
 from tts.synthesis.stages.estimate import check_audio_estimate, effective_speed
 from tts.synthesis.stages.parse import segments_for
 from tts.synthesis.stages.prepared_billing import UtteranceBill, billed_for_prepared
@@ -76,20 +78,70 @@ def prepare(admitted: Admitted, *, streamed: bool = False) -> Prepared:
     """
     resolved = admitted.resolved
     req = resolved.request
-    prepared = prepare_text(
-        resolved.text,
-        field=req.text_field,
-        language=resolved.language,
-        dictionaries=resolved.dictionaries,
-        normalization=req.normalization,
-    )
+    if resolved.turns:
+        prepared, spans = prepare_turns(resolved)
+    else:
+        prepared = prepare_text(
+            resolved.text,
+            field=req.text_field,
+            language=resolved.language,
+            dictionaries=resolved.dictionaries,
+            normalization=req.normalization,
+        )
+        spans = ()
     spoken, segments = prepared.spoken, prepared.segments
     if streamed:
         segments = first_clause_first(segments, resolved.model_version.engine)
     context = stitching_context(req)
     check_audio_estimate(req, segments, context_chars=context_characters(context))
     budget = admit_engine_time(resolved, segments, context_chars=context_characters(context))
-    return Prepared(admitted, spoken, segments, context, budget, prepared.billed)
+    return Prepared(admitted, spoken, segments, context, budget, prepared.billed, spans)
+
+
+def prepare_turns(resolved: Resolved) -> tuple[PreparedText, tuple[TurnSpan, ...]]:
+    """A dialogue's turns through the one text step (``prepare_text``), each in its own language,
+    as one text: the turns' spoken texts one after the other (``TURN_SEPARATOR`` between), their
+    segments marked with their turn (whose voice speaks them, ``SynthesisRun.voice_for``) and placed in
+    that text, ``TTS_DIALOGUE_PAUSE_MS`` of silence after each turn but the last, and where each turn
+    is (``TurnSpan``: the voice segments of its alignment). It bills as one text by the prepared-text
+    rule (the turns' characters, one free expansion for the whole dialogue), as a live utterance's
+    pieces do."""
+    req = resolved.request
+    pause = settings.TTS_DIALOGUE_PAUSE_MS
+    segments: list[Segment] = []
+    spoken: list[str] = []
+    spans: list[TurnSpan] = []
+    billed = 0
+    offset = 0
+    for turn in resolved.turns:
+        prepared = prepare_text(
+            turn.text,
+            field=turn.field,
+            language=turn.language,
+            dictionaries=resolved.dictionaries,
+            normalization=req.normalization,
+        )
+        placed = [
+            dataclasses.replace(
+                seg,
+                source_start=seg.source_start + offset if seg.source_start >= 0 else -1,
+                source_end=seg.source_end + offset if seg.source_start >= 0 else -1,
+                turn=turn.index,
+            )
+            for seg in prepared.segments
+        ]
+        if placed and turn.index < len(resolved.turns) - 1:
+            placed[-1] = dataclasses.replace(placed[-1], pause_after_ms=placed[-1].pause_after_ms + pause)
+        segments.extend(placed)
+        spoken.append(prepared.spoken)
+        spans.append(TurnSpan(turn.index, turn.voice.voice_id, offset, offset + len(prepared.spoken)))
+        billed += billed_characters(prepared.text, prepared.spoken)
+        offset += len(prepared.spoken) + len(TURN_SEPARATOR)
+    text = TURN_SEPARATOR.join(turn.text for turn in resolved.turns)
+    whole = PreparedText(
+        "inputs", text, resolved.language, TURN_SEPARATOR.join(spoken), segments, billed_for_prepared(billed, segments)
+    )
+    return whole, tuple(spans)
 
 
 def prepare_piece(

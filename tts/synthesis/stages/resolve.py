@@ -4,8 +4,12 @@ serves it, the language it speaks and the dictionaries that apply (looked up, no
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
+from django.conf import settings
+
+from accounts.quota import characters_per_request_limit
 from tts.catalogue import active_model_version, voice_and_active_version
 from tts.errors import SynthesisError
 from tts.models import ModelVersion, Voice
@@ -13,7 +17,7 @@ from tts.pronunciation import dictionaries_for
 from tts.synthesis.request import SynthesisRequest
 from tts.synthesis.runs.run import SynthesisRun
 from tts.synthesis.stages.parse import readable_languages, speaking_language, validate_text
-from tts.synthesis.stages.values import Resolved
+from tts.synthesis.stages.values import Resolved, ResolvedTurn
 
 logger = logging.getLogger(__name__)
 
@@ -72,12 +76,83 @@ def resolve_voice(req: SynthesisRequest) -> tuple[Voice, ModelVersion]:
 
 def resolve(req: SynthesisRequest) -> Resolved:
     """The checked text, the voice ``req`` names (visible to its tenant), its model version and
-    language, and the dictionaries that apply (looked up only: applying them is work, after admission)."""
+    language, and the dictionaries that apply (looked up only: applying them is work, after admission).
+    A dialogue's turns are resolved each with its own voice (``resolve_turns``)."""
+    if req.turns is not None:
+        return resolve_turns(req)
     text = validate_text(req.text, tenant=req.tenant, field=req.text_field)
     voice, model_version = resolve_voice(req)
     language = language_of(text, req, voice, model_version)
     dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
     return Resolved(req, text, voice, model_version, language, dictionaries)
+
+
+def resolve_turns(req: SynthesisRequest, *, limit: int | None = None, per: str = "request") -> Resolved:
+    """Stage 2 for a dialogue (``req.turns``, ElevenLabs' ``inputs``): each turn's text checked, its
+    voice (visible to the tenant) and the language that voice speaks it in; the dictionaries once for
+    all. Bounds, each a 4xx naming the field: at least one turn and at most ``TTS_DIALOGUE_MAX_INPUTS``,
+    at most ``TTS_DIALOGUE_MAX_VOICES`` distinct voices, every text non-blank, and all the texts
+    together within the plan's characters per request. The voices must share one model version (one
+    engine and sample rate make the one synthesis): a 422 naming the first that does not.
+
+    ``limit``: the characters all the turns may hold, ``per`` what it is a limit of (a long-form job
+    passes its plan's ``job_max_characters``, "job"); else the plan's per request."""
+    turns = req.turns or []
+    if not turns:
+        raise SynthesisError(
+            "'inputs' must hold at least one {text, voice_id}.", code="empty_inputs", status=400, field="inputs"
+        )
+    if len(turns) > settings.TTS_DIALOGUE_MAX_INPUTS:
+        raise SynthesisError(
+            f"'inputs' holds {len(turns)} turns; a dialogue may hold at most {settings.TTS_DIALOGUE_MAX_INPUTS}.",
+            code="too_many_inputs",
+            status=400,
+            field="inputs",
+        )
+    distinct = list(dict.fromkeys(turn.voice_id for turn in turns))
+    if len(distinct) > settings.TTS_DIALOGUE_MAX_VOICES:
+        raise SynthesisError(
+            f"'inputs' uses {len(distinct)} distinct voices; a dialogue may use at most "
+            f"{settings.TTS_DIALOGUE_MAX_VOICES}.",
+            code="too_many_voices",
+            status=400,
+            field="inputs",
+        )
+    limit = characters_per_request_limit(req.tenant.plan) if limit is None else limit
+    texts = [
+        validate_text(turn.text, tenant=req.tenant, field=f"inputs[{i}].text", limit=limit)
+        for i, turn in enumerate(turns)
+    ]
+    total = sum(len(text) for text in texts)
+    if total > limit:
+        raise SynthesisError(
+            f"'inputs' holds {total} characters of text; the limit per {per} is {limit}.",
+            code="max_character_limit_exceeded",
+            status=413,
+            field="inputs",
+        )
+    voices: dict[str, tuple[Voice, ModelVersion]] = {}
+    resolved: list[ResolvedTurn] = []
+    for i, (turn, text) in enumerate(zip(turns, texts, strict=True)):
+        if turn.voice_id not in voices:
+            field = f"inputs[{i}].voice_id"
+            voice, version = resolve_voice(dataclasses.replace(req, voice_id=turn.voice_id, voice_field=field))
+            first_version = next(iter(voices.values()), (voice, version))[1]
+            if version.pk != first_version.pk:
+                raise SynthesisError(
+                    f"Voice '{voice.voice_id}' is served by model '{version.model_id}'; a dialogue's voices "
+                    f"must share one model, and the first turn's is '{first_version.model_id}'.",
+                    code="dialogue_models_differ",
+                    status=422,
+                    field=field,
+                )
+            voices[turn.voice_id] = (voice, version)
+        voice, version = voices[turn.voice_id]
+        resolved.append(ResolvedTurn(i, f"inputs[{i}].text", text, voice, language_of(text, req, voice, version)))
+    dictionaries = dictionaries_for(req.tenant, req.pronunciation_dictionary_locators)
+    first = resolved[0]
+    version = voices[turns[0].voice_id][1]
+    return Resolved(req, req.text, first.voice, version, first.language, dictionaries, tuple(resolved))
 
 
 def resolve_piece(run: SynthesisRun, text: str) -> Resolved:

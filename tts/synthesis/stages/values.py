@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations only: the stages' modules import these values, 
     from tts.models import ModelVersion, Voice
     from tts.pronunciation import AppliedDictionaries
     from tts.synthesis.alignment.timestamps import SegmentContext
+    from tts.synthesis.alignment.voice_segments import TurnSpan
     from tts.synthesis.cache.audio import CachedAudio
     from tts.synthesis.engine_time.admission import SynthesisAdmission
     from tts.synthesis.engine_time.budget import EngineBudget
@@ -26,8 +27,23 @@ if TYPE_CHECKING:  # annotations only: the stages' modules import these values, 
 
 
 @dataclass(frozen=True)
+class ResolvedTurn:
+    """One turn of a dialogue: its checked text (the caller's ``field``), the voice that speaks it
+    (served by the dialogue's one model version) and the language it is spoken in."""
+
+    index: int
+    field: str
+    text: str
+    voice: Voice
+    language: str
+
+
+@dataclass(frozen=True)
 class Resolved:
-    """The request with its checked text, its voice and model version, and what applies to it."""
+    """The request with its checked text, its voice and model version, and what applies to it.
+
+    A dialogue (``SynthesisRequest.turns``) has its ``turns``, each with its voice and language;
+    ``voice`` and ``language`` are then its first turn's, ``text`` all of them."""
 
     request: SynthesisRequest
     text: str
@@ -35,6 +51,7 @@ class Resolved:
     model_version: ModelVersion
     language: str
     dictionaries: AppliedDictionaries | None
+    turns: tuple[ResolvedTurn, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,8 @@ class Prepared:
     engine_budget: EngineBudget | None = None
     #: The characters it bills (``tts.synthesis.stages.prepare.prepare_text``).
     billed: int = 0
+    #: A dialogue's turns: where each is in the spoken text (its alignment's characters) and its voice.
+    turn_spans: tuple[TurnSpan, ...] = ()
 
 
 @dataclass(frozen=True)
