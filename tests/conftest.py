@@ -48,6 +48,11 @@ def pytest_configure(config: pytest.Config) -> None:
     from infra.malloc_tuning import tune_malloc
 
     tune_malloc(arena_max=2, mmap_threshold=0)
+    # pytest-xdist hands out whole files largest first unless told not to: in collection order, so
+    # that each worker reads the rows the migrations seed before a test empties them
+    # (_files_that_empty_the_database_last).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     _empty_postgres_tables_by_delete()
 
 
@@ -214,7 +219,8 @@ def _files_that_empty_the_database_last(items: list[pytest.Item]) -> None:
     """Every file with a test that commits (and so empties every table after it, the rows the
     migrations seed included) after every file without one, each file's tests in pytest-django's
     order. pytest-django runs such tests after the others; pytest-xdist (make test's two workers)
-    hands each worker whole files in this order, so on each worker too no test that reads seeded
+    hands each worker whole files in this order (not largest first: ``pytest_configure``), so on
+    each worker too no test that reads seeded
     rows comes after a test that emptied them."""
 
     def empties_the_database(item: pytest.Item) -> bool:
