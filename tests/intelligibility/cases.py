@@ -68,9 +68,20 @@ CASES: tuple[Case, ...] = (
     Case("zh-heavy", "zh", "我们需要重新安排这次重要的会议。", "我们需要重新安排这次重要的会议", ("polyphone",)),
     Case("zh-loanword", "zh", "我喝了一杯咖啡，吃了一块巧克力。", "我喝了一杯咖啡吃了一块巧克力", ("loanword",)),
     # --- Japanese ----------------------------------------------------------------------------
-    # jf_alpha read コーヒー as 後日 (#35); 毎朝 apart, as its vowels run together on most voices (まやさ).
+    # jf_alpha read コーヒー as 後日 (#35), and with misaki's ``çi`` every voice at times (#42 item 5: 後日, 工費,
+    # 好費, 香火); 毎朝 apart, as its vowels run together on most voices (まやさ).
     Case("ja-coffee", "ja", "コーヒーを一杯ください。", "コーヒーヲイッパイクダサイ", ("loanword",), subset="jf_alpha"),
     Case("ja-morning", "ja", "毎朝コーヒーを飲みます。", "マイアサコーヒーヲノミマス", ("loanword", "plain")),
+    Case("ja-coffee-like", "ja", "コーヒーが好きです。", "コーヒーガスキデス", ("loanword",)),
+    Case(
+        "ja-coffee-hot",
+        "ja",
+        "熱いコーヒーを飲みました。",
+        "アツイコーヒーヲノミマシタ",
+        ("loanword",),
+        subset="jm_kumo",
+    ),
+    Case("ja-heater", "ja", "ヒーターをつけてください。", "ヒーターヲツケテクダサイ", ("loanword",)),
     Case(
         "ja-computer", "ja", "新しいコンピューターを買いました。", "アタラシイコンピューターヲカイマシタ", ("loanword",)
     ),

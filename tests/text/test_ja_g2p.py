@@ -1,4 +1,4 @@
-"""The Japanese front end: Latin words as a Japanese reader says them, katakana long vowels, word spans."""
+"""The Japanese front end: Latin words as a Japanese reader says them, katakana loanwords, word spans."""
 
 # Japanese text: full-width forms are the point.
 # ruff: noqa: RUF001
@@ -59,10 +59,27 @@ def test_acronyms_are_spelled(g2p: JapaneseG2P) -> None:
     assert g2p("USBメモリ").startswith("jɯːesɨbʲiː")
 
 
-def test_a_katakana_words_long_vowels_are_the_vowel_twice(g2p: JapaneseG2P) -> None:
-    # jf_alpha's コーヒー was heard as 後日 with the length mark (intelligibility bench, #35).
-    assert g2p("毎朝コーヒーを飲みます。") == "maiasa kooçii o nomʲi masɨ."
-    assert "toːkʲoː" in g2p("東京")  # not in a kanji word
+@pytest.mark.parametrize(
+    ("text", "phonemes"),
+    [
+        # コーヒー with misaki's ``çi`` was heard as 後日, 工費, 好費 (#35, #42 item 5); ``hʲi`` heard right more often.
+        ("毎朝コーヒーを飲みます。", "maiasa koːhʲiː o nomʲi masɨ."),
+        ("ヒーター", "hʲiːtaː"),
+        # Long vowels keep misaki's length mark, the form the model was trained on.
+        ("ビール", "bʲiːɾɯ"),
+        ("スーパー", "sɨːpaː"),
+        ("メール", "meːɾɯ"),
+        ("コンピューター", "kompʲɨːtaː"),
+    ],
+)
+def test_katakana_loanwords_are_read_as_the_voices_are_heard_right(g2p: JapaneseG2P, text: str, phonemes: str) -> None:
+    assert g2p(text) == phonemes
+
+
+def test_hi_outside_katakana_words_stays_misakis(g2p: JapaneseG2P) -> None:
+    assert g2p("飛行機") == "çikoːkʲi"
+    assert g2p("ひとつ") == "çitoʦɨ"
+    assert "toːkʲoː" in g2p("東京")
 
 
 def test_a_phone_numbers_digits_are_said_together_per_group(g2p: JapaneseG2P) -> None:

