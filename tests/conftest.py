@@ -20,7 +20,7 @@ import gc
 import heapq
 import os
 import resource
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,8 +73,8 @@ def _empty_postgres_tables_by_delete() -> None:
 
     def sql_flush(
         self: DatabaseOperations,
-        style: object,
-        tables: list[str],
+        style: Any,
+        tables: Sequence[str],
         *,
         reset_sequences: bool = False,
         allow_cascade: bool = False,
@@ -83,7 +83,7 @@ def _empty_postgres_tables_by_delete() -> None:
             return truncate(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
         return ["SET CONSTRAINTS ALL DEFERRED;"] + [f"DELETE FROM {self.quote_name(table)};" for table in tables]
 
-    DatabaseOperations.sql_flush = sql_flush  # type: ignore[method-assign]
+    DatabaseOperations.sql_flush = sql_flush  # type: ignore[method-assign, assignment]
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +132,7 @@ def _release_session_engines_when_memory_is_high() -> Iterator[None]:
     # the windowed engine tests; the suite peaked at 3.4 GB).
     _return_freed_memory()
     if _proc_status_mb("VmRSS").get("VmRSS", 0.0) >= _KEEP_SESSION_ENGINES_BELOW_MB:
-        _release_session_engines()
+        _release_session_engines("over the line")
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -140,7 +140,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     engines serve nothing more, and the modules that build engines of their own (tests/kokoro's engine,
     runtime and split tests) start without them."""
     if nextitem is not None and _uses_the_database(item) and not _uses_the_database(nextitem):
-        _release_session_engines()
+        _release_session_engines("after the database's tests")
 
 
 def _uses_the_database(item: pytest.Item) -> bool:
@@ -148,7 +148,12 @@ def _uses_the_database(item: pytest.Item) -> bool:
     return bool(item.get_closest_marker("django_db")) or "db" in fixtures or "transactional_db" in fixtures
 
 
-def _release_session_engines() -> None:
+#: How often this process released the test voices' engines, by why (the summary says it: each
+#: release after the first costs a load of them again).
+_SESSION_RELEASES: dict[str, int] = {}
+
+
+def _release_session_engines(why: str) -> None:
     from tts.catalogue.engines import get_registry
 
     registry = get_registry()
@@ -156,6 +161,7 @@ def _release_session_engines() -> None:
     if held:
         _unload(registry, held)
         _return_freed_memory()
+        _SESSION_RELEASES[why] = _SESSION_RELEASES.get(why, 0) + 1
 
 
 def _is_a_session_engine(spec: ModelSpec) -> bool:
@@ -330,6 +336,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             "children": children,
             "held": growth.largest_held(),
             "peak": growth.largest_peak(),
+            "releases": dict(_SESSION_RELEASES),
         }
         return
     bound = _rss_bound_mb()
@@ -338,7 +345,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         peaks = [max(w.own, w.children) for w in workers.values()]
     else:
         own, children = _peak_rss_mb()
-        workers[""] = _ProcessMemory(own, children, config.stash.get(_GROWTH, _MemoryGrowth()))
+        workers[""] = _ProcessMemory(own, children, config.stash.get(_GROWTH, _MemoryGrowth()), dict(_SESSION_RELEASES))
         config.stash[_WORKERS] = workers
         peaks = [max(own, children)]
     if bound > 0 and max(peaks) > bound and exitstatus == pytest.ExitCode.OK:
@@ -353,6 +360,8 @@ class _ProcessMemory:
     own: float
     children: float
     growth: _MemoryGrowth
+    #: The test voices' engines released, by why (``_release_session_engines``).
+    releases: dict[str, int] = field(default_factory=dict)
 
 
 _WORKERS = pytest.StashKey[dict[str, _ProcessMemory]]()
@@ -369,7 +378,8 @@ def pytest_testnodedown(node: Any, error: object) -> None:
         peak=[(float(mb), str(nodeid)) for mb, nodeid in memory["peak"]],
     )
     workers = node.config.stash.setdefault(_WORKERS, {})
-    workers[str(node.gateway.id)] = _ProcessMemory(float(memory["own"]), float(memory["children"]), growth)
+    releases = {str(why): int(n) for why, n in memory.get("releases", {}).items()}
+    workers[str(node.gateway.id)] = _ProcessMemory(float(memory["own"]), float(memory["children"]), growth, releases)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -379,7 +389,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     workers = config.stash.get(_WORKERS, {})
     if not workers:
         own, children = _peak_rss_mb()
-        workers = {"": _ProcessMemory(own, children, config.stash.get(_GROWTH, _MemoryGrowth()))}
+        growth = config.stash.get(_GROWTH, _MemoryGrowth())
+        workers = {"": _ProcessMemory(own, children, growth, dict(_SESSION_RELEASES))}
     for worker, memory in sorted(workers.items()):
         _report_memory(terminalreporter, f"pytest worker {worker}" if worker else "pytest process", memory, bound)
 
@@ -399,6 +410,9 @@ def _report_memory(terminalreporter: pytest.TerminalReporter, name: str, memory:
         terminalreporter.write_line(f"FAILED {line}: over the bound{why}", red=True, bold=True)
     else:
         terminalreporter.write_line(line)
+    if memory.releases:
+        said = ", ".join(f"{n} {why}" for why, n in sorted(memory.releases.items()))
+        terminalreporter.write_line(f"  the test voices' engines released: {said}")
     for title, tests in (("held most more memory after them (VmRSS)", held), ("raised the peak most (VmHWM)", peak)):
         if tests:
             terminalreporter.write_line(f"tests that {title}:")
