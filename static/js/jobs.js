@@ -12,17 +12,17 @@
 
   function part(item, role) { return item.querySelector("[data-role='" + role + "']"); }
 
-  // --- an estimate between chunk events: where the bar should be, and the time left ---------
-  // Per job: when it started (or was first seen running), and when its last chunk finished.
+  // --- the time left between progress events -------------------------------------------------
+  // The worker reports progress as each sentence is spoken (at most every second), with the time
+  // left at the pace it measured (eta_seconds); between reports that time counts down. Before the
+  // first report, this tenant's recent pace (seconds per character, from the server) stands in.
   var timing = {};
-  var pageLoaded = Date.now();
-  function track(item, done) {
+  function track(item) {
     var id = item.dataset.jobId, t = timing[id];
     if (!t) {
       var started = Date.parse(item.dataset.started || "");
-      t = timing[id] = { started: isNaN(started) ? null : started, lastAt: pageLoaded, done: done };
+      t = timing[id] = { started: isNaN(started) ? null : started, eta: null, at: 0, progress: 0 };
     }
-    if (done !== t.done) { t.done = done; t.lastAt = Date.now(); }
     if (t.started === null && item.dataset.status === "running") t.started = Date.now();
     return t;
   }
@@ -30,38 +30,28 @@
     if (seconds < 60) return "about " + Math.max(5, Math.round(seconds / 5) * 5) + " s left";
     return "about " + Math.round(seconds / 60) + " min left";
   }
-  // This tenant's recent pace (seconds per character, from the server), for the first chunk: until a
-  // chunk is done the job has no pace of its own.
   var paceSeconds = list ? parseFloat(list.dataset.secondsPerCharacter || "") : NaN;
   function tick() {
     if (!list) return;
     list.querySelectorAll("li[data-status='running']").forEach(function (item) {
-      var done = parseInt(item.dataset.done, 10) || 0, total = parseInt(item.dataset.total, 10) || 0;
-      var t = track(item, done);
-      var eta = part(item, "eta");
-      var now = Date.now();
-      var perChunk, chunkStart;
-      if (done) {
-        perChunk = (t.lastAt - t.started) / done;
-        chunkStart = t.lastAt;
-      } else {
+      var t = track(item), eta = part(item, "eta"), now = Date.now();
+      var left;
+      if (t.eta !== null) {
+        left = Math.max(0, t.eta - (now - t.at) / 1000);
+      } else if (paceSeconds > 0 && t.started) {
         var characters = parseInt(item.dataset.characters, 10) || 0;
-        perChunk = paceSeconds > 0 && total ? 1000 * paceSeconds * characters / total : 0;
-        chunkStart = t.started;
+        left = Math.max(0, paceSeconds * characters * (1 - t.progress) - (now - t.started) / 1000);
+      } else {
+        eta.textContent = "· estimating time left…";
+        return;
       }
-      if (!total || !t.started || !(perChunk > 0)) { eta.textContent = done ? "" : "· estimating time left…"; return; }
-      // Within the current chunk: move by the average chunk time, but never claim it is finished.
-      var within = Math.min(0.9, Math.max(0, now - chunkStart) / perChunk);
-      var estimate = Math.min(total, done + within);
-      item.querySelector(".meter-fill").style.width = (100 * estimate / total).toFixed(1) + "%";
-      var left = Math.max(0, perChunk * (total - done) - (now - chunkStart)) / 1000;
       eta.textContent = "· " + humanize(left);
       part(item, "bar").setAttribute("aria-valuetext",
-        Math.round(100 * done / total) + "% done, " + humanize(left) + " (estimated)");
+        Math.round(100 * t.progress) + "% done, " + humanize(left) + " (estimated)");
       window.jobsStats.estimated = (window.jobsStats.estimated || 0) + 1;
-      if (!done) {
+      if (!(parseInt(item.dataset.done, 10) || 0)) {
         window.jobsStats.firstChunkEstimated = (window.jobsStats.firstChunkEstimated || 0) + 1;
-        window.jobsStats.firstChunk = { width: 100 * estimate / total, eta: eta.textContent };
+        window.jobsStats.firstChunk = { width: 100 * t.progress, eta: eta.textContent };
       }
     });
   }
@@ -82,10 +72,12 @@
 
   function update(item, msg) {
     var status = msg.status;
+    // aria-valuenow: the finished chunks (kept); the bar's width: where the worker is, inside a chunk too.
     var percent = msg.total_chunks ? Math.round(100 * msg.done_chunks / msg.total_chunks) : 0;
+    var progress = typeof msg.progress === "number" ? msg.progress : percent / 100;
     var bar = part(item, "bar");
     bar.setAttribute("aria-valuenow", String(percent));
-    bar.firstElementChild.style.width = percent + "%";
+    bar.firstElementChild.style.width = (100 * progress).toFixed(1) + "%";
     part(item, "chunks").textContent = msg.done_chunks + " of " + msg.total_chunks + " chunks";
     part(item, "seconds").textContent = (msg.audio_seconds || 0).toFixed(1);
     var badge = part(item, "status");
@@ -94,7 +86,11 @@
     item.dataset.status = status;
     item.dataset.done = String(msg.done_chunks);
     item.dataset.total = String(msg.total_chunks);
-    if (status === "running") track(item, msg.done_chunks);
+    if (status === "running") {
+      var t = track(item);
+      t.progress = progress;
+      if (typeof msg.eta_seconds === "number") { t.eta = msg.eta_seconds; t.at = Date.now(); }
+    }
     if (FINAL[status]) {
       var cancel = part(item, "cancel");
       if (cancel) cancel.remove();

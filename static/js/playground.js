@@ -362,22 +362,22 @@
       "if (!response.ok) throw new Error(await response.text());\n" +
       "const audio = await response.blob(); // " + fmt + "\n";
   }
-  // The model chooses the voices: only its own are offered (a voice is served by one model).
+  // Every voice is offered, grouped by its model (a voice is served by one model): choosing a voice
+  // chooses its model; choosing a model chooses its first voice unless the voice is already its own.
   var modelSelect = el("pg-model"), voiceSelect = el("pg-voice");
   function syncVoices() {
-    var first = null;
-    Array.prototype.forEach.call(voiceSelect.options, function (option) {
-      var fits = option.dataset.model === modelSelect.value;
-      option.hidden = !fits;
-      option.disabled = !fits;
-      if (fits && !first) first = option;
-    });
     var current = voiceSelect.options[voiceSelect.selectedIndex];
-    if ((!current || current.disabled) && first) voiceSelect.value = first.value;
+    if (current && current.dataset.model === modelSelect.value) return;
+    var first = Array.prototype.find.call(voiceSelect.options, function (o) { return o.dataset.model === modelSelect.value; });
+    if (first) voiceSelect.value = first.value;
+  }
+  function syncModel() {
+    var current = voiceSelect.options[voiceSelect.selectedIndex];
+    if (current && current.dataset.model) modelSelect.value = current.dataset.model;
   }
   modelSelect.addEventListener("change", function () { chosen = true; syncVoices(); renderCode(); });
-  syncVoices();
-  el("pg-voice").addEventListener("change", function () { chosen = true; renderCode(); });
+  syncModel();
+  el("pg-voice").addEventListener("change", function () { chosen = true; syncModel(); renderCode(); });
   // The voice follows the text's language (its configured voice) until one is chosen by hand.
   var chosen = false;
   var languageVoices = JSON.parse(el("pg-language-voices").textContent || "{}");
@@ -392,9 +392,8 @@
     if (chosen || !voiceId || voiceSelect.value === voiceId) return;
     var option = Array.prototype.find.call(voiceSelect.options, function (o) { return o.value === voiceId; });
     if (!option) return;
-    modelSelect.value = option.dataset.model;
-    syncVoices();
     voiceSelect.value = voiceId;
+    syncModel();
     renderCode();
   });
   el("pg-speed").addEventListener("change", renderCode);

@@ -293,7 +293,7 @@ def test_playground_fits_a_phone_with_the_code_open(
     assert errors.errors == []
 
 
-def test_playground_model_choice_filters_the_voices_and_is_sent(
+def test_playground_voice_choice_chooses_the_model_and_is_sent(
     chromium: Any, live_server_url: str, tenant_a: TenantCtx, joe: Voice
 ) -> None:
     old = ModelVersion.objects.get()
@@ -305,9 +305,10 @@ def test_playground_model_choice_filters_the_voices_and_is_sent(
     page.goto(f"{base}/playground/")
     offered = "Array.from(document.querySelectorAll('#pg-voice option:not([disabled])')).map(o => o.value)"
     assert page.get_by_label("Model").input_value() == "en_US-joe-medium"
-    assert page.evaluate(offered) == ["joe"]
-    page.get_by_label("Model").select_option("joe-copy")
-    assert page.evaluate(offered) == ["zed"] and page.get_by_label("Voice").input_value() == "zed"
+    assert page.evaluate(offered) == ["joe", "zed"]  # every model's voices, grouped by model
+    # A voice of another model, picked by hand: its model follows.
+    page.get_by_label("Voice").select_option("zed")
+    assert page.get_by_label("Model").input_value() == "joe-copy"
     page.get_by_label("Text", exact=True).fill("The second model speaks.")
     page.get_by_role("button", name="View code").click()
     curl = page.locator("#code-curl").inner_text()
@@ -322,7 +323,7 @@ def test_playground_model_choice_filters_the_voices_and_is_sent(
     assert item.model_version_id != old.pk and item.audio
     # Back to the first model: its voice again.
     page.get_by_label("Model").select_option("en_US-joe-medium")
-    assert page.evaluate(offered) == ["joe"] and page.get_by_label("Voice").input_value() == "joe"
+    assert page.get_by_label("Voice").input_value() == "joe"
     context.close()
     assert errors.errors == []
 
@@ -478,8 +479,11 @@ def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
     job = Job.objects.get(tenant=tenant_a.tenant)
     item = f"#job-{job.pk}"
     page.wait_for_function("window.jobsStats && window.jobsStats.connected")
-    # Not blind in the first chunk: the bar moves and a time left shows before any chunk is done.
-    page.wait_for_function("window.jobsStats.firstChunkEstimated > 0", timeout=60_000)
+    # Not blind in the first chunk: the bar moves (as its sentences are spoken) and a time left shows
+    # before any chunk is done.
+    page.wait_for_function(
+        "window.jobsStats.firstChunkEstimated > 0 && window.jobsStats.firstChunk.width > 0", timeout=60_000
+    )
     first = page.evaluate("window.jobsStats.firstChunk")
     assert first["width"] > 0 and first["eta"].startswith("· about"), first
     # An estimate of the time left appears once a chunk is done, and the bar moves between chunk events.
@@ -495,7 +499,7 @@ def test_jobs_show_what_remains_an_estimate_and_the_refund_on_cancel(
     assert page.evaluate(NO_SIDEWAYS_SCROLL)
     maybe_screenshot(page, f"jobs-running-{'phone' if viewport == PHONE else 'desktop'}")
     page.locator(item).get_by_role("button", name=re.compile("^Cancel")).click()
-    page.wait_for_selector("text=Cancelling: the job stops after the chunk")
+    page.wait_for_selector("text=Cancelling: the job stops after the sentence")
     page.wait_for_function(f"document.querySelector('{item}').dataset.status === 'cancelled'", timeout=60_000)
     refund = page.locator(f"{item} [data-role=refund]")
     refund.wait_for(state="visible", timeout=10_000)
@@ -604,6 +608,9 @@ def test_every_page_fits_and_labels_its_controls(
     expected = "Give 2 to 5 voices a weight above 0 (1 has one now)."
     assert page.get_by_text(expected).count() == 1 and page.locator("div.messages").count() == 0
     assert page.locator("#blend-errors").inner_text() == expected
+    # The answer opens at the form (not the top of a long list): the field to fix is focused.
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'weight-am_adam'")
+    assert page.get_by_role("alert").inner_text().startswith("The voice was not made: 1 thing to fix.")
     page.locator("#weight-jm_kumo").fill("-5")
     blend.get_by_role("button", name="Make the voice").click()
     assert page.locator("#blend-errors").inner_text() == "The weight of Kumo must be 0 (left out) or more."

@@ -208,7 +208,7 @@ def test_it_cancels_a_queued_job_and_refunds_it(
 def test_it_asks_a_running_job_to_stop(tenant_a: TenantCtx, owner_a: Client) -> None:
     job = make_jobs(tenant_a, 1)[0]
     response = owner_a.post(f"/jobs/{job.pk}/cancel/", follow=True)
-    assert "Cancelling: the job stops after the chunk" in response.content.decode()
+    assert "Cancelling: the job stops after the sentence" in response.content.decode()
     job.refresh_from_db()
     assert job.status == Job.Status.RUNNING and job.cancel_requested
     assert "Cancelling…" in response.content.decode()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from django.test import Client
 
 from tests.audio_checks import assert_speech, decode_audio
@@ -64,8 +67,27 @@ def test_the_playground_offers_the_models_that_serve_the_tenants_voices(
     assert '<option value="joe-copy" title="API id: joe-copy">Joe copy</option>' in models
     assert '<option value="en_US-joe-medium" title="API id: en_US-joe-medium" selected>' in models
     assert "beta-only" not in models and "joe-draft" not in models  # another tenant's, and one no version serves
-    # Voices of the models not chosen are hidden until their model is.
-    assert '<option value="zed" data-model="joe-copy" hidden disabled>Zed (en)</option>' in html
+    # Every voice of every model is offered, grouped by its model (choosing one chooses its model).
+    voices = html[html.index('id="pg-voice"') : html.index("</select>", html.index('id="pg-voice"'))]
+    groups = re.findall(r'<optgroup label="([^"]*)">(.*?)</optgroup>', voices, re.S)
+    assert [(label, re.findall(r'<option value="(\w+)" data-model="([\w-]+)"', body)) for label, body in groups] == [
+        ("en_US-joe-medium", [("joe", "en_US-joe-medium")]),
+        ("Joe copy", [("zed", "joe-copy")]),
+    ]
+    assert "hidden" not in voices and "disabled" not in voices
+    assert "beta-only" not in voices and "dora" not in voices
+
+
+def test_the_playground_names_a_voice_group_by_its_model_and_languages(
+    tenant_a: TenantCtx, owner_a: Client, joe: Voice
+) -> None:
+    from tts.models import ModelVersion
+
+    ModelVersion.objects.filter(model_id=joe.model_id).update(
+        display_name="Kokoro-82M", languages=["en", "es", "fr", "hi", "it", "ja", "pt", "zh"]
+    )
+    html = owner_a.get("/playground/").content.decode()
+    assert '<optgroup label="Kokoro-82M (8 languages)">' in html
 
 
 def test_voices_no_version_serves_are_not_offered(tenant_a: TenantCtx, owner_a: Client, joe: Voice) -> None:
@@ -80,3 +102,49 @@ def test_voices_no_version_serves_are_not_offered(tenant_a: TenantCtx, owner_a: 
     assert "No voices are available yet" in owner_a.get("/voices/").content.decode()
     # History keeps offering the voice as a filter: its items are still there.
     assert '<option value="joe">' in owner_a.get("/history/").content.decode()
+
+
+def kokoro_like(joe: Voice) -> None:
+    for voice_id, name in (("jf_alpha", "Alpha"), ("jm_kumo", "Kumo")):
+        Voice.objects.create(
+            voice_id=voice_id, name=name, language="ja", model_id=joe.model_id, labels={"engine": "kokoro"}
+        )
+
+
+def test_a_refused_blend_says_so_at_the_top_and_leads_to_the_form(
+    tenant_a: TenantCtx, owner_a: Client, joe: Voice
+) -> None:
+    kokoro_like(joe)
+    response = owner_a.post("/voices/blend/", {})
+    assert response.status_code == 400
+    html = response.content.decode()
+    summary = re.search(r'<div class="error" role="alert" id="blend-errors-summary">(.*?)</div>', html, re.S)
+    assert summary is not None and html.index("blend-errors-summary") < html.index('id="voice-list"')
+    assert "The voice was not made: 2 things to fix." in summary.group(1)
+    assert '<a href="#voice-blend">Go to the form</a>' in summary.group(1)
+    # The page opens at the form: its first wrong field is focused (autofocus scrolls to it).
+    assert re.search(r'<input type="text" id="blend-name"[^>]* aria-invalid="true"[^>]* autofocus>', html)
+    assert html.count("autofocus") == 1
+    # A mix of one voice: the first weight is where to fix it.
+    html = owner_a.post("/voices/blend/", {"name": "Solo", "weight-jf_alpha": "1"}).content.decode()
+    assert "1 thing to fix" in html and html.count("autofocus") == 1
+    assert re.search(r'<input id="weight-jf_alpha"[^>]* autofocus>', html)
+    assert "blend-errors-summary" not in owner_a.get("/voices/").content.decode()
+
+
+def test_a_new_blend_is_shown_where_it_is_in_the_list(
+    tenant_a: TenantCtx, owner_a: Client, joe: Voice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kokoro_like(joe)
+
+    def create(*, tenant: object, name: str, blend: dict[str, float]) -> Voice:
+        assert blend == {"jf_alpha": 1.0, "jm_kumo": 3.0}
+        return Voice.objects.create(voice_id="blend1", name=name, language="ja", model_id=joe.model_id, tenant=tenant)
+
+    monkeypatch.setattr("tts.dashboard.views.voice_blend_create", create)
+    response = owner_a.post("/voices/blend/", {"name": "Soft Kumo", "weight-jf_alpha": "1", "weight-jm_kumo": "3"})
+    assert response.status_code == 302 and response["Location"] == "/voices/?created=blend1#voice-blend1"
+    html = owner_a.get(response["Location"]).content.decode()
+    assert '<li class="card voice-card created" id="voice-blend1"' in html
+    assert 'Soft Kumo <span class="badge ok">New</span>' in html
+    assert html.count("voice-card created") == 1

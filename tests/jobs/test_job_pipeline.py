@@ -12,6 +12,8 @@ from django.test import TestCase
 from accounts.models import Usage
 from tests.audio_checks import decode_audio
 from tests.fixtures import TenantCtx
+from tests.jobs.conftest import long_text
+from tts.jobs import runner
 from tts.jobs.runner import job_run
 from tts.models import Job, PronunciationDictionaryUse, SynthesisRecord, Voice
 
@@ -128,3 +130,69 @@ def test_a_running_job_stops_at_its_budget_billed_for_its_finished_chunks(
     assert 0 < job.characters_charged < job.characters
     record = SynthesisRecord.objects.get(pk=job.history_item_id)
     assert record.status == "failed" and record.characters == job.characters_charged == usage(tenant_a)
+
+
+class RecordingLayer:
+    """The channel layer the dashboard's progress socket reads: what the runner tells subscribers."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    async def group_send(self, group: str, event: dict[str, Any]) -> None:
+        if group.startswith("job-"):  # each event goes to the job's group and the tenant's
+            self.events.append(event)
+
+
+@pytest.fixture
+def layer(monkeypatch: pytest.MonkeyPatch) -> RecordingLayer:
+    recording = RecordingLayer()
+    monkeypatch.setattr("tts.jobs.events.get_channel_layer", lambda: recording)
+    monkeypatch.setattr(runner, "PROGRESS_EVERY_S", 0.0)  # every sentence (normally at most once a second)
+    return recording
+
+
+def one_chunk_job(ctx: TenantCtx, settings: Any) -> Job:
+    settings.TTS_JOB_CHUNK_CHARS = 2000
+    response = post_job(ctx, text=long_text(700))
+    assert response.status_code == 202, response.content
+    job = Job.objects.get(pk=response.json()["job_id"])
+    assert job.total_chunks == 1 and len(job.plan[0]["segments"]) >= 6
+    return job
+
+
+def test_a_one_chunk_job_reports_progress_as_its_sentences_are_spoken(
+    tenant_a: TenantCtx, joe: Voice, dispatched: list, settings: Any, layer: RecordingLayer
+) -> None:
+    job = one_chunk_job(tenant_a, settings)
+    assert job_run(job.pk) == "succeeded"
+    running = [e for e in layer.events if e["status"] == "running"]
+    inside = [e["progress"] for e in running if 0 < e["progress"] < 1]
+    assert len(inside) == len(job.plan[0]["segments"]) - 1  # one per sentence, the last one ends the chunk
+    assert inside == sorted(inside) and len(set(inside)) == len(inside)
+    # The time left at the pace measured so far, with each of them; none once everything is spoken.
+    etas = [e["eta_seconds"] for e in running if "eta_seconds" in e]
+    assert len(etas) == len(inside) + 1 and etas[0] > 0 and etas[-1] == 0
+    assert layer.events[-1]["status"] == "succeeded" and layer.events[-1]["progress"] == 1.0
+
+
+def test_a_cancel_stops_a_job_between_the_sentences_of_its_chunk(
+    tenant_a: TenantCtx, joe: Voice, dispatched: list, settings: Any, layer: RecordingLayer, monkeypatch: Any
+) -> None:
+    job = one_chunk_job(tenant_a, settings)
+    spoken: list[int] = []
+    speak = runner.speak_segment
+
+    def speak_and_cancel(*args: Any) -> Any:
+        spoken.append(args[3])
+        if len(spoken) == 2:  # the user presses Cancel while the second sentence is spoken
+            Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+        return speak(*args)
+
+    monkeypatch.setattr(runner, "speak_segment", speak_and_cancel)
+    assert job_run(job.pk) == "cancelled"
+    assert spoken == [0, 1]  # not the rest of the chunk
+    job.refresh_from_db()
+    assert job.status == "cancelled" and job.done_chunks == 0 and job.characters_charged == 0
+    record = SynthesisRecord.objects.get(pk=job.history_item_id)
+    assert record.status == "cancelled" and usage(tenant_a) == 0  # nothing saved, all refunded
+    assert layer.events[-1]["status"] == "cancelled"

@@ -70,8 +70,10 @@ PLAYGROUND_SAMPLE_TEXT = (
 @member_required
 def playground(request: TenantRequest) -> HttpResponse:
     voices = list(voices_served_for_tenant(request.tenant))
-    # The models the tenant can speak with: those serving one of its voices (the voice list follows the choice).
+    # The models the tenant can speak with: those serving one of its voices. The voice list offers every
+    # voice, grouped by its model; choosing a voice chooses its model (static/js/playground.js).
     models = list(active_model_versions().filter(model_id__in={v.model_id for v in voices}))
+    voice_groups = [(m, [v for v in voices if v.model_id == m.model_id]) for m in models]
     max_chars, month_left = _limit(request)
     # The voice for the sample text's language (English: the default voice); the page switches to the
     # voice of another language's text as it is typed, until a voice is chosen by hand.
@@ -85,6 +87,7 @@ def playground(request: TenantRequest) -> HttpResponse:
         default_voice=default_voice or (voices[0] if voices else None),
         language_voices=language_voices(served),
         models=models,
+        voice_groups=[(m, group) for m, group in voice_groups if group],
         output_format=PLAYGROUND_FORMAT,
         sample_rate=PLAYGROUND_SAMPLE_RATE,
         max_chars=max_chars,

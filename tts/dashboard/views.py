@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.db.models import BooleanField, ExpressionWrapper, F, Q
@@ -20,6 +21,7 @@ from django.db.models.functions import Substr
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET, require_POST
 
@@ -258,8 +260,19 @@ def _voices_page(request: TenantRequest, form: VoiceBlendForm | None = None, *, 
         language=language or "",
         blendable=blendable,
         blend_form=form or VoiceBlendForm(voices=blendable),
+        first_invalid=_first_invalid(form),
+        created=(request.GET.get("created") or "")[:64],
     )
     return render(request, "dashboard/voices.html", context, status=status)
+
+
+def _first_invalid(form: VoiceBlendForm | None) -> str:
+    """The name of the blend form's field to focus after a refused submit: the first one in error,
+    else (an error of the whole mix) the first weight; "" when the form has no errors."""
+    if form is None or not form.errors:
+        return ""
+    names = ["name", *(field.name for _voice, field in form.weight_fields())]
+    return next((name for name in names if name in form.errors), names[1] if len(names) > 1 else "name")
 
 
 @require_GET
@@ -282,8 +295,12 @@ def voice_blend_new(request: TenantRequest) -> HttpResponse:
         message = exc.message.split(": ", 1)[-1]
         form.add_error("name" if exc.field == "name" else None, message[:1].upper() + message[1:])
         return _voices_page(request, form, status=exc.status if 400 <= exc.status < 500 else 400)
-    messages.success(request, f"Made the voice {voice.name} ({voice.voice_id}): play its preview below.")
-    return redirect("dashboard:voices")
+    messages.success(
+        request, f"Made the voice {voice.name} ({voice.voice_id}): play its preview on its card, marked New."
+    )
+    # Back where the new voice is (the list is long), marked as new.
+    query = urlencode({"created": voice.voice_id})
+    return redirect(f"{reverse('dashboard:voices')}?{query}#voice-{voice.voice_id}")
 
 
 @require_POST
@@ -506,7 +523,7 @@ def job_cancel_view(request: TenantRequest, job_id: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                "Cancelling: the job stops after the chunk it is working on; what it has not spoken is "
+                "Cancelling: the job stops after the sentence it is speaking; what it has not finished is "
                 "refunded then, and the refund shows on the job.",
             )
     return redirect("dashboard:jobs")

@@ -7,7 +7,9 @@ that wakes up again can never run a chunk twice or finish a job twice:
 
 * claim: ``queued`` (or ``running`` with a stale heartbeat) -> ``running`` with a new token;
 * progress: ``done_chunks = i + 1`` only if still ours, still running, ``done_chunks == i``
-  and no cancel was asked for; the same update renews the heartbeat;
+  and no cancel was asked for; the same update renews the heartbeat. Before each sentence the
+  heartbeat is renewed under the same conditions, so a cancel stops the job between sentences;
+  the sentences of the unfinished chunk are dropped (and not billed);
 * finish: to ``succeeded``/``failed``/``cancelled`` only from the state we hold.
 
 The finish update is the ``claim`` of the job's synthesis run
@@ -55,6 +57,9 @@ from tts.models import Job, SynthesisRecord
 from tts.synthesis import SynthesisRun, job_engine_budget, speak_segment
 
 logger = logging.getLogger(__name__)
+
+#: The least time between two progress events inside a chunk (one per sentence at most).
+PROGRESS_EVERY_S = 1.0
 
 _HISTORY_STATUS: dict[str, str] = {
     Job.Status.SUCCEEDED: SynthesisRecord.Status.SUCCESS,
@@ -150,24 +155,31 @@ def _run_claimed(job: Job, token: str) -> str:
     # The job's engine time (tts/synthesis/stages/job.py), what earlier claims made already charged.
     budget = job_engine_budget(run.request, job.model_version.engine, audio_seconds=job.audio_seconds)
     segment_index = segments_done(job)  # each segment's own seed, however the job was resumed
+    progress = JobProgress(job)
     try:
         engine = get_registry().get(run.spec)
         for index in range(job.done_chunks, job.total_chunks):
             pieces = []
             for seg in chunk_segments(job.plan[index]):
+                # A cancel takes effect between sentences, not only between chunks.
+                if not _still_ours(job, token):
+                    run.suspend()
+                    return _after_lost_progress(job, token)
                 # The engine stage, as for a request's segment: its knobs, the fair scheduler, the budget.
                 pieces.append(speak_segment(run, engine, seg, segment_index, budget))
                 segment_index += 1
+                progress.segment_done(len(seg.text), chunk_chars=int(job.plan[index]["chars"]))
             pcm = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
             chunk_save(job, index, pcm)
             seconds = len(pcm) / engine.sample_rate
             chars = int(job.plan[index]["chars"])
             if not _record_progress(job, token, index, seconds, chars):
+                run.suspend()
                 return _after_lost_progress(job, token)
             job.done_chunks = index + 1
             job.done_chars += chars
             job.audio_seconds += seconds
-            job_publish(job)
+            progress.chunk_done()
         name, resolved = assemble(job, fmt, engine.sample_rate, tick=lambda: _heartbeat(job, token))
     except SynthesisError as exc:  # the job's engine-time budget: stopped, billed for its finished chunks
         job_finish(job, token=token, status=Job.Status.FAILED, error_code=exc.code, message=exc.message, run=run)
@@ -199,6 +211,51 @@ def _record_progress(job: Job, token: str, index: int, seconds: float, chars: in
             done_chars=F("done_chars") + chars,
             audio_seconds=F("audio_seconds") + seconds,
             heartbeat_at=timezone.now(),
+        )
+    )
+
+
+class JobProgress:
+    """Where a running job is inside its chunk, told to subscribers as each sentence is spoken (at
+    most every ``PROGRESS_EVERY_S``): a job of one chunk has a bar that moves too. The time left is
+    the characters left at the pace this claim measured."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.started = time.monotonic()
+        self.chars_at_start = job.done_chars
+        self.within = 0  # characters of the current chunk spoken
+        self.published = self.started
+
+    def segment_done(self, chars: int, *, chunk_chars: int) -> None:
+        self.within += chars
+        now = time.monotonic()
+        if now - self.published < PROGRESS_EVERY_S or self.within >= chunk_chars:
+            return  # too soon, or the chunk's end (``chunk_done`` tells it)
+        self.published = now
+        job = self.job
+        share = min(1.0, self.within / chunk_chars) if chunk_chars else 0.0
+        fraction = (job.done_chunks + share) / job.total_chunks if job.total_chunks else 0.0
+        job_publish(job, progress=fraction, eta_seconds=self.seconds_left(now))
+
+    def chunk_done(self) -> None:
+        self.within = 0
+        self.published = time.monotonic()
+        job_publish(self.job, eta_seconds=self.seconds_left(self.published))
+
+    def seconds_left(self, now: float) -> float | None:
+        made = self.job.done_chars + self.within - self.chars_at_start
+        if made <= 0 or now <= self.started:
+            return None
+        left = max(0, self.job.planned_chars - self.job.done_chars - self.within)
+        return left * (now - self.started) / made
+
+
+def _still_ours(job: Job, token: str) -> bool:
+    """Before each sentence: renew the claim, unless a cancel was asked for or the claim was taken over."""
+    return bool(
+        Job.objects.filter(pk=job.pk, claim_token=token, status=Job.Status.RUNNING, cancel_requested=False).update(
+            heartbeat_at=timezone.now()
         )
     )
 

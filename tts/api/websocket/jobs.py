@@ -3,10 +3,11 @@ job, ``/v1/jobs/progress`` for every job of the tenant (the dashboard).
 
 Messages are JSON with ids and numbers only (never audio):
 ``{"type": "progress", "job_id", "status", "done_chunks", "total_chunks",
-"progress", "audio_seconds", "error_code"}``. The first one is the job's state
-at subscription; a per-job socket closes (1000) after the final state. The
-tenant-wide socket starts with the state of the tenant's jobs that are queued or
-running or ended in the last ``SNAPSHOT_RECENT_S`` seconds (newest
+"progress", "audio_seconds", "error_code"}``; while a job runs, ``progress`` moves inside a
+chunk too (as its sentences are spoken, at most once a second) and ``eta_seconds`` says the
+time left at the pace measured so far. The first one is the job's state at subscription; a
+per-job socket closes (1000) after the final state. The tenant-wide socket starts with the
+state of the tenant's jobs that are queued or running or ended in the last ``SNAPSHOT_RECENT_S`` seconds (newest
 ``SNAPSHOT_MAX_JOBS``), each marked ``"snapshot": true``, so a page rendered
 just before a job ended (or a socket that reconnects) misses no final state.
 Authentication: ``xi-api-key`` or ``Authorization: Bearer`` header, or an
