@@ -135,19 +135,6 @@ def _release_session_engines_when_memory_is_high() -> Iterator[None]:
         _release_session_engines("over the line")
 
 
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """The test voices are rows: after the database's last test (pytest-django runs those first) their
-    engines serve nothing more, and the modules that build engines of their own (tests/kokoro's engine,
-    runtime and split tests) start without them."""
-    if nextitem is not None and _uses_the_database(item) and not _uses_the_database(nextitem):
-        _release_session_engines("after the database's tests")
-
-
-def _uses_the_database(item: pytest.Item) -> bool:
-    fixtures = getattr(item, "fixturenames", ())
-    return bool(item.get_closest_marker("django_db")) or "db" in fixtures or "transactional_db" in fixtures
-
-
 #: How often this process released the test voices' engines, by why (the summary says it: each
 #: release after the first costs a load of them again).
 _SESSION_RELEASES: dict[str, int] = {}
