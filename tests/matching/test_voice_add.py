@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 from datetime import timedelta
 
@@ -129,6 +130,16 @@ def test_it_answers_400_naming_a_bad_file(tenant_a: TenantCtx, settings, name, m
     assert response.status_code == 400, response.content
     message = response.json()["detail"]["message"]
     assert f"'{name}'" in message and words in message, message
+    assert not VoiceMatch.objects.exists()
+
+
+def test_it_bounds_the_labels_it_keeps(tenant_a: TenantCtx) -> None:
+    files = [upload("a.wav", wav_bytes(_noise(1.5), 16000))]
+    for labels in ({"accent": "x" * 201}, {"k" * 65: "v"}, {str(i): "v" for i in range(21)}):
+        body = {"name": "Labelled", "files": files, "consent": "true", "labels": json.dumps(labels)}
+        response = tenant_a.client().post("/v1/voices/add", body, format="multipart")
+        assert response.status_code == 400, response.content
+        assert response.json()["detail"]["param"] == "labels", response.json()
     assert not VoiceMatch.objects.exists()
 
 

@@ -44,7 +44,21 @@ def _labels(value: object) -> dict[str, str]:
         raise SynthesisError(
             "labels: expected a JSON object of at most 20 labels.", code="invalid_request", status=400, field="labels"
         )
-    return {str(k): str(v) for k, v in parsed.items() if v is not None}
+    labels = {str(k): str(v) for k, v in parsed.items() if v is not None}
+    # Stored on the voice and shown in every voice list: each short, not the body's 64 MiB.
+    if any(len(k) > LABEL_KEY_CHARS or len(v) > LABEL_VALUE_CHARS for k, v in labels.items()):
+        raise SynthesisError(
+            f"labels: each name at most {LABEL_KEY_CHARS} characters and each value at most {LABEL_VALUE_CHARS}.",
+            code="invalid_request",
+            status=400,
+            field="labels",
+        )
+    return labels
+
+
+#: The longest label name and value a matched voice keeps.
+LABEL_KEY_CHARS = 64
+LABEL_VALUE_CHARS = 200
 
 
 class VoiceAddInputSerializer(serializers.Serializer):
