@@ -48,7 +48,16 @@ def test_setting_the_signal_drops_the_queued_tasks_and_the_work_they_queued() ->
         ran.append(name)
         return name
 
-    blocker = pool.submit(lambda: gate.wait(10))  # the pool's only worker is busy: the window waits
+    busy = threading.Event()
+
+    def block() -> None:
+        busy.set()
+        gate.wait(10)
+
+    blocker = pool.submit(block)  # the pool's only worker is busy: the window waits
+    # Running before any window is queued: a worker that started late would pick the least-used
+    # key first, the window's, and run it before the blocker.
+    assert busy.wait(10)
     first = scheduler.submit("A", segment, "s0", cancel=signal)
     ahead = [scheduler.submit("A", segment, f"s{i}", cancel=signal) for i in (1, 2)]
     other = scheduler.submit("B", segment, "b0")
