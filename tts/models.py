@@ -375,6 +375,9 @@ class VoiceMatch(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    #: Renewed by the running search after each candidate; a running match whose heartbeat is older
+    #: than ``TTS_MATCH_STALE_AFTER_S`` lost its process and is failed by the periodic task.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

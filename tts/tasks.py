@@ -15,7 +15,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from tts.jobs import RetryLater, job_run, jobs_reap_stale
-from tts.matching import recordings_purge, voice_match_run
+from tts.matching import recordings_purge, voice_match_run, voice_matches_reap_stale
 from tts.synthesis import records_reap_stale
 from tts.usage import purge_expired_history as purge_history
 from tts.usage import rollup_usage as rollup
@@ -63,5 +63,7 @@ def run_voice_match(match_id: str) -> str:
 
 @shared_task(name="tts.tasks.purge_match_recordings", ignore_result=True, time_limit=300, soft_time_limit=270)
 def purge_match_recordings() -> int:
-    """Delete matched recordings past TTS_MATCH_RECORDING_RETENTION_S; their embeddings stay."""
+    """Fail the matches a dead process left (TTS_MATCH_STALE_AFTER_S), then delete matched recordings
+    past TTS_MATCH_RECORDING_RETENTION_S (theirs too); the embeddings stay."""
+    voice_matches_reap_stale()
     return recordings_purge()

@@ -324,3 +324,20 @@ def test_the_engine_time_budget_covers_the_whole_dialogue(tenant_a: TenantCtx, j
         "inputs",
     )
     assert SynthesisRecord.objects.filter(tenant=tenant_a.tenant).count() == 1
+
+
+def test_a_hostile_body_is_refused_naming_the_field(tenant_a: TenantCtx, settings: Any) -> None:
+    """Bounded where the body is read, before any voice is looked up: a turn's text past
+    TTS_DIALOGUE_MAX_TURN_CHARS (on every route and on a dialogue job) and an overlong output_format."""
+    settings.TTS_DIALOGUE_MAX_TURN_CHARS = 50
+    inputs = _inputs(("a" * 50, "joe"), ("b" * 51, "joe2"))
+    for route in ("", "/stream", "/with-timestamps", "/stream/with-timestamps"):
+        response = _post(tenant_a, route, body={"inputs": inputs})
+        assert response.status_code == 400, response.content
+        detail = response.json()["detail"]
+        assert detail["param"] == "inputs.1.text" and "50 characters" in detail["message"], detail
+    job = tenant_a.client().post("/v1/jobs", {"inputs": inputs, "output_format": FORMAT}, format="json")
+    assert job.status_code == 400 and job.json()["detail"]["param"] == "inputs.1.text", job.content
+    response = _post(tenant_a, body={"inputs": _inputs(("Hello.", "joe"))}, fmt="x" * 65)
+    assert response.status_code == 400 and response.json()["detail"]["param"] == "output_format", response.content
+    assert not SynthesisRecord.objects.exists()

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from tests.audio_checks import assert_speech, decode_audio
 from tests.fixtures import TenantCtx
 from tests.matching.recordings import joe_wav
-from tts.matching import recording_dir, recordings_purge, voice_match_run, wav_bytes
+from tts.matching import DESCRIPTION_CHARS, recording_dir, recordings_purge, voice_match_run, wav_bytes
 from tts.models import Voice, VoiceMatch
 
 
@@ -141,6 +141,17 @@ def test_it_bounds_the_labels_it_keeps(tenant_a: TenantCtx) -> None:
         assert response.status_code == 400, response.content
         assert response.json()["detail"]["param"] == "labels", response.json()
     assert not VoiceMatch.objects.exists()
+
+
+def test_it_refuses_a_description_past_its_bound(tenant_a: TenantCtx) -> None:
+    files = lambda: [upload("a.wav", wav_bytes(_noise(1.5), 16000))]  # noqa: E731
+    response = add(tenant_a, files(), description="d" * (DESCRIPTION_CHARS + 1))
+    assert response.status_code == 400, response.content
+    detail = response.json()["detail"]
+    assert detail["param"] == "description" and f"at most {DESCRIPTION_CHARS}" in detail["message"], detail
+    assert not VoiceMatch.objects.exists()
+    # At the bound it passes (to the next check: no Kokoro is served here), not cut short.
+    assert add(tenant_a, files(), description="d" * DESCRIPTION_CHARS).status_code == 503
 
 
 def test_it_bounds_the_number_of_files(tenant_a: TenantCtx, settings) -> None:  # type: ignore[no-untyped-def]

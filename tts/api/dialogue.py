@@ -60,9 +60,20 @@ ERRORS = (400, 403, 404, 413, 422, 429, 503)
 
 
 class DialogueInputSerializer(serializers.Serializer):
-    # A blank text passes here: the pipeline refuses it naming ``inputs[i].text``.
+    # A blank text passes here: the pipeline refuses it naming ``inputs[i].text``. A text past
+    # TTS_DIALOGUE_MAX_TURN_CHARS is refused here (a 400 naming ``inputs.<i>.text``), before any work;
+    # the plan's characters per request (or per job) are the pipeline's, a 413.
     text = StrictCharField(allow_blank=True, trim_whitespace=False)
     voice_id = StrictCharField(max_length=100)
+
+    def validate_text(self, value: str) -> str:
+        # Read per request (the setting), not when the class is made; jobs' dialogues share it.
+        limit = django_settings.TTS_DIALOGUE_MAX_TURN_CHARS
+        if len(value) > limit:
+            raise serializers.ValidationError(
+                f"Ensure this field has no more than {limit} characters.", code="max_length"
+            )
+        return value
 
 
 class DialogueSettingsSerializer(serializers.Serializer):
@@ -112,7 +123,7 @@ class TextToDialogueInputSerializer(serializers.Serializer):
 
 
 class DialogueQuerySerializer(serializers.Serializer):
-    output_format = StrictCharField(required=False, default=DEFAULT_OUTPUT_FORMAT)
+    output_format = StrictCharField(required=False, default=DEFAULT_OUTPUT_FORMAT, max_length=64)
     enable_logging = serializers.BooleanField(required=False, default=True)
 
 

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from accounts.authentication import request_tenant
 from accounts.models import Scope
 from tts.errors import SynthesisError
-from tts.matching import voice_match_get, voice_match_submit
+from tts.matching import DESCRIPTION_CHARS, voice_match_get, voice_match_submit
 from tts.models import VoiceMatch
 
 from .openapi import error_responses, json_object
@@ -67,7 +67,7 @@ class VoiceAddInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     files = serializers.ListField(child=serializers.FileField(), help_text="1-25 WAV, MP3, FLAC, OGG or M4A files")
     consent = serializers.BooleanField(help_text="true: the caller may use this voice and its speaker agreed")
-    description = serializers.CharField(required=False, allow_blank=True)
+    description = serializers.CharField(required=False, allow_blank=True, max_length=DESCRIPTION_CHARS)
     labels = serializers.CharField(required=False, help_text='a JSON object, e.g. {"language": "en"}')
     remove_background_noise = serializers.BooleanField(required=False, help_text="accepted and ignored")
 

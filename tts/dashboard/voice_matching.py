@@ -1,7 +1,8 @@
 """The dashboard's "match a voice from a recording" form and its progress page (docs/matching.md).
 
 The same service as ``POST /v1/voices/add`` (``tts.matching.voice_match_submit``): the consent
-checkbox is the API's ``consent`` field, and the files' 400s show beside the form."""
+checkbox is the API's ``consent`` field, and the files' 400s show beside the form. The progress page
+follows the match while it is queued or running (``static/js/voice_match.js``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from accounts.tenancy import TenantRequest, dashboard_context, member_required
 from tts.errors import SynthesisError
 from tts.matching import MATCH_TEXTS, voice_match_get, voice_match_submit
+from tts.models import VoiceMatch
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -38,7 +40,9 @@ class VoiceMatchForm(forms.Form):
 
 
 def _page(request: TenantRequest, form: VoiceMatchForm, *, status: int = 200) -> HttpResponse:
-    context = dashboard_context(request, page="voices", form=form)
+    # A refused submit opens focused on the first field to fix (the consent box, say), under the errors.
+    first_invalid = next((name for name in form.fields if name in form.errors), "")
+    context = dashboard_context(request, page="voices", form=form, first_invalid=first_invalid)
     return render(request, "dashboard/voice_match.html", context, status=status)
 
 
@@ -72,5 +76,8 @@ def voice_match_status(request: TenantRequest, voice_id: str) -> HttpResponse:
     match = voice_match_get(request.tenant, voice_id)
     if match is None:
         raise Http404("No such voice match.")
-    context = dashboard_context(request, page="voices", match=match, percent=round(100 * match.progress))
+    finished = match.status in (VoiceMatch.Status.SUCCEEDED, VoiceMatch.Status.FAILED)
+    context = dashboard_context(
+        request, page="voices", match=match, percent=round(100 * match.progress), finished=finished
+    )
     return render(request, "dashboard/voice_match_status.html", context)

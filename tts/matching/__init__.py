@@ -13,18 +13,21 @@ usage, or anything above them (APIs, views, consumers, tasks).
 """
 
 from tts.matching.actions import (
+    DESCRIPTION_CHARS,
     consent_given,
     match_dispatch,
     recordings_purge,
     voice_match_get,
     voice_match_run,
     voice_match_submit,
+    voice_matches_reap_stale,
 )
 from tts.matching.encoders import ENCODERS, EncoderUnavailable, similarity, speaker_encoder
 from tts.matching.recordings import FORMATS, RecordingError, recording_dir, wav_bytes
 from tts.matching.search import MATCH_TEXTS, SearchUnavailable
 
 __all__ = [
+    "DESCRIPTION_CHARS",
     "ENCODERS",
     "FORMATS",
     "MATCH_TEXTS",
@@ -40,5 +43,6 @@ __all__ = [
     "voice_match_get",
     "voice_match_run",
     "voice_match_submit",
+    "voice_matches_reap_stale",
     "wav_bytes",
 ]

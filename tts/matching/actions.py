@@ -7,8 +7,10 @@ a Celery worker (``TTS_JOB_RUNNER=celery``, task ``tts.tasks.run_voice_match``) 
 as long-form jobs are. ``voice_match_run`` claims the row with a conditional update (a redelivered
 task does nothing), embeds the recording, runs the search (``tts.matching.search``) with progress
 on the row, saves the tenant's voice (category ``matched``) and deletes the recording when the
-retention is 0. ``recordings_purge`` deletes the recordings of finished matches older than
-``TTS_MATCH_RECORDING_RETENTION_S`` (a periodic task; also after each match).
+retention is 0. ``voice_matches_reap_stale`` fails the matches a dead process left running (no
+heartbeat) or queued for ``TTS_MATCH_STALE_AFTER_S``; ``recordings_purge`` deletes the recordings of
+finished matches older than ``TTS_MATCH_RECORDING_RETENTION_S`` (both in one periodic task; also
+after each match).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Tenant
@@ -41,6 +44,8 @@ logger = logging.getLogger(__name__)
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 _CONSENT = ("true", "1", "yes", "on")
+#: The longest description a matched voice keeps (a 400 naming ``description`` past it).
+DESCRIPTION_CHARS = 2000
 
 
 def consent_given(value: object) -> bool:
@@ -70,7 +75,16 @@ def voice_match_submit(
         raise SynthesisError(
             "name: give the voice a name of 1 to 100 characters.", code="invalid_request", status=400, field="name"
         )
-    labels = {str(k)[:50]: str(v)[:100] for k, v in (labels or {}).items()}
+    description = (description or "").strip()
+    if len(description) > DESCRIPTION_CHARS:
+        raise SynthesisError(
+            f"description: at most {DESCRIPTION_CHARS} characters; got {len(description)}.",
+            code="invalid_request",
+            status=400,
+            field="description",
+        )
+    # Bounded where they enter (the API's 400 naming labels), kept whole here.
+    labels = {str(k): str(v) for k, v in (labels or {}).items()}
     decoded = decode_uploads(files)
     missing = encoder_missing(settings.TTS_MATCH_ENCODER)
     if missing is not None or not stock_candidates("en", 1):
@@ -85,7 +99,7 @@ def voice_match_submit(
         tenant=tenant,
         voice_id=f"match-{secrets.token_hex(6)}",
         name=name,
-        description=(description or "").strip()[:2000],
+        description=description,
         labels=labels,
         language=match_language(labels.get("language", "en")),
         consent_at=timezone.now(),
@@ -127,8 +141,9 @@ def _run_in_thread(match_id: uuid.UUID | str) -> None:
 
 def voice_match_run(match_id: uuid.UUID | str) -> str:
     """Run one queued match to its end; the status it ended in (or ``skipped`` if another runner has it)."""
+    now = timezone.now()
     claimed = VoiceMatch.objects.filter(pk=match_id, status=VoiceMatch.Status.QUEUED).update(
-        status=VoiceMatch.Status.RUNNING, started_at=timezone.now()
+        status=VoiceMatch.Status.RUNNING, started_at=now, heartbeat_at=now
     )
     if not claimed:
         return "skipped"
@@ -138,10 +153,12 @@ def voice_match_run(match_id: uuid.UUID | str) -> str:
     except Exception as exc:
         logger.warning("voice match %s failed: %s", match.pk, exc)
         message = str(exc) if isinstance(exc, SynthesisError) else f"the search failed: {exc}"
-        VoiceMatch.objects.filter(pk=match.pk).update(
+        VoiceMatch.objects.filter(pk=match.pk, status=VoiceMatch.Status.RUNNING).update(
             status=VoiceMatch.Status.FAILED, error=message[:2000], finished_at=timezone.now()
         )
     finally:
+        # Thread mode has no beat: each match also ends the ones a dead process left.
+        voice_matches_reap_stale()
         recordings_purge()
     return str(VoiceMatch.objects.values_list("status", flat=True).get(pk=match.pk))
 
@@ -150,12 +167,16 @@ def _search_and_save(match: VoiceMatch) -> None:
     encoder = speaker_encoder(settings.TTS_MATCH_ENCODER)
     clips = recording_load(match.recording_path, list(match.recording_files))
     target = encoder.embed(np.concatenate(clips), ENCODER_RATE)
-    VoiceMatch.objects.filter(pk=match.pk).update(encoder=encoder.name, embedding=[round(float(x), 6) for x in target])
+    running = VoiceMatch.objects.filter(pk=match.pk, status=VoiceMatch.Status.RUNNING)
+    running.update(encoder=encoder.name, embedding=[round(float(x), 6) for x in target], heartbeat_at=timezone.now())
     limit, top_k = search_settings()
 
     def progress(done: int, total: int) -> None:
-        VoiceMatch.objects.filter(pk=match.pk).update(
-            candidates_done=done, candidates_total=total, progress=round(min(done / max(total, 1), 0.99), 4)
+        running.update(
+            candidates_done=done,
+            candidates_total=total,
+            progress=round(min(done / max(total, 1), 0.99), 4),
+            heartbeat_at=timezone.now(),
         )
 
     searcher = Searcher(
@@ -194,7 +215,7 @@ def _search_and_save(match: VoiceMatch) -> None:
             blend=best.blend_json(),
             tenant_id=match.tenant_id,
         )
-        VoiceMatch.objects.filter(pk=match.pk).update(
+        succeeded = running.update(
             status=VoiceMatch.Status.SUCCEEDED,
             progress=1.0,
             similarity=best.score,
@@ -204,7 +225,35 @@ def _search_and_save(match: VoiceMatch) -> None:
             engine_seconds=round(result.engine_seconds, 3),
             finished_at=timezone.now(),
         )
+        if not succeeded:  # failed as stale meanwhile: no voice
+            raise SynthesisError("the match was ended while it ran (see its error).", code="match_ended", status=409)
     clear_lookup_caches()
+
+
+def voice_matches_reap_stale(*, now: datetime | None = None) -> int:
+    """Fail the matches a dead process left: running with no heartbeat, or queued and not started,
+    for longer than ``TTS_MATCH_STALE_AFTER_S``; how many. Their recordings then go as the
+    retention says (``recordings_purge``); a late message for one finds it failed and does nothing."""
+    now = now or timezone.now()
+    after = int(settings.TTS_MATCH_STALE_AFTER_S)
+    cutoff = now - timedelta(seconds=after)
+    Status = VoiceMatch.Status
+    running = Q(status=Status.RUNNING) & (
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+    reaped = VoiceMatch.objects.filter(running).update(
+        status=Status.FAILED,
+        error=f"The match stopped: the process running it gave no sign of life for {after} s. Submit it again.",
+        finished_at=now,
+    )
+    reaped += VoiceMatch.objects.filter(status=Status.QUEUED, created_at__lt=cutoff).update(
+        status=Status.FAILED,
+        error=f"The match was not started within {after} s (its worker or server was lost). Submit it again.",
+        finished_at=now,
+    )
+    if reaped:
+        logger.warning("failed %d voice matches left running or queued by a lost process", reaped)
+    return reaped
 
 
 def recordings_purge(*, now: datetime | None = None) -> int:

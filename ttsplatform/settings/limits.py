@@ -131,5 +131,8 @@ TTS_DICTIONARY_CACHE_BYTES = env_int("TTS_DICTIONARY_CACHE_BYTES", 64 * 1024 * 1
 # Distinct voices one dialogue may use (ElevenLabs' 10), and the turns (``inputs``) it may hold.
 TTS_DIALOGUE_MAX_VOICES = env_int("TTS_DIALOGUE_MAX_VOICES", 10, minimum=1)
 TTS_DIALOGUE_MAX_INPUTS = env_int("TTS_DIALOGUE_MAX_INPUTS", 100, minimum=1)
+# One turn's text, checked where the body is read (a 400 naming inputs.<i>.text), on the dialogue
+# routes and dialogue jobs alike; all the turns together are bounded by the plan (a 413).
+TTS_DIALOGUE_MAX_TURN_CHARS = env_int("TTS_DIALOGUE_MAX_TURN_CHARS", 10_000, minimum=1)
 # Silence after each turn but the last, on top of the sentence silence (TTS_SENTENCE_SILENCE_MS).
 TTS_DIALOGUE_PAUSE_MS = env_int("TTS_DIALOGUE_PAUSE_MS", 300, minimum=0, maximum=5000)

