@@ -86,9 +86,16 @@ async def wyoming_says(port: int, text: str) -> tuple[np.ndarray, int]:
 
 
 @pytest.mark.slow
-def test_make_run_serves_the_printed_curl(tmp_path: Path) -> None:
+def test_make_run_serves_the_printed_curl_and_the_readme_lines_work(tmp_path: Path) -> None:
+    """One ``make run`` on a fresh data dir serves the printed curl line and Wyoming, and every
+    ``manage.py`` line of the README works beside it (tests/integration/test_readme_commands.py); a
+    second run duplicates nothing. One server for both: each ``make run`` migrates a new database
+    and warms its engines (about 15 s of CPU)."""
+    from tests.integration.test_readme_commands import check_import_voice, check_readme_lines_beside
+
+    var_dir = tmp_path / "var"
     port, wyoming_port = free_port(), free_port()
-    proc, lines = make_run(tmp_path / "var", port, wyoming_port)
+    proc, lines = make_run(var_dir, port, wyoming_port)
     try:
         output = "".join(lines)
         curl = next((line.strip() for line in lines if line.strip().startswith("curl ")), None)
@@ -103,15 +110,18 @@ def test_make_run_serves_the_printed_curl(tmp_path: Path) -> None:
         assert_speech(samples, rate, expected_rate=44100, text="Hello from your own speech server.")
         samples, rate = asyncio.run(wyoming_says(wyoming_port, "Hello from Home Assistant."))
         assert_speech(samples, rate, expected_rate=22050, text="Hello from Home Assistant.")
+        check_readme_lines_beside(var_dir, port, lines)
     finally:
         stop(proc)
 
-    proc, lines = make_run(tmp_path / "var", port)
+    proc, lines = make_run(var_dir, port)
     try:
         output = "".join(lines)
         assert "Demo tenant exists" in output and "curl " not in output
     finally:
         stop(proc)
+    # Last: it activates joe on the PyTorch engine, which a later make run would load.
+    check_import_voice(var_dir)
 
 
 def test_a_first_make_run_says_what_it_installs(tmp_path: Path) -> None:

