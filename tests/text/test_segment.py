@@ -65,7 +65,11 @@ CASES: list[tuple[str, list[str]]] = [
     ("Wait... Then it came.", ["Wait...", "Then it came."]),
     ("Wait… Then it came.", ["Wait…", "Then it came."]),
     ("Hello. ... World.", ["Hello.", "World."]),
-    ("I saw it. then left", ["I saw it.", "then left"]),
+    # A full stop before a lowercase word reads on, as Piper (espeak-ng) reads it (#42 item 4);
+    # before a digit it ends the sentence, as there.
+    ("I saw it. then left", ["I saw it. then left"]),
+    ("It arrives on Thursday. a3f9c2d1", ["It arrives on Thursday. a3f9c2d1"]),
+    ("It arrives on Thursday. 1f3a9c0e", ["It arrives on Thursday.", "1f3a9c0e"]),
     # CJK: no spaces, full-width punctuation.
     ("你好。世界！", ["你好。", "世界！"]),
     ("你好。世界！我们走吧；好的", ["你好。", "世界！", "我们走吧；", "好的"]),
