@@ -27,6 +27,14 @@ Usage::
     .venv/bin/python bench/bench_neighbours.py                     # 5 runs of each flood
     .venv/bin/python bench/bench_neighbours.py --runs 3 --floods joe kokoro --markdown out.md
     .venv/bin/python bench/bench_neighbours.py --trace trace.json  # where B's time goes (bench/neighbours_trace.py)
+    # a server already running (the compose stack's web: `make deploy-check`), nothing started here:
+    python bench/bench_neighbours.py --url http://127.0.0.1:8000 --keys-from keys.json --wyoming-port 10200 \
+        --runs 3 --fail-over 2.0
+
+With ``--url`` the tenants are the server's (``--keys-from``: JSON ``{"a": key, "b": key,
+"kokoro_voice": id}``, as ``deploy/check/provision.py`` makes them with ``CHECK_NEIGHBOURS=1``), the
+Wyoming flood speaks for whichever tenant that listener is bound to, and the server's audio cache
+stays on: every text of a run carries the run's tag and a counter, so each is synthesized.
 
 ``measure()`` is also what ``tests/integration/test_noisy_neighbour.py`` runs, with fewer requests.
 """
@@ -34,6 +42,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import signal
@@ -125,10 +134,20 @@ def measure(
     a_voice: str = "joe",
     wyoming_port: int | None = None,
     trace: bool = False,
+    tag: str = "",
 ) -> Report:
-    """B alone, then beside A's ``flood`` ("joe" and "kokoro": HTTP streams on ``a_voice``; "wyoming")."""
+    """B alone, then beside A's ``flood`` ("joe" and "kokoro": HTTP streams on ``a_voice``; "wyoming").
+
+    ``tag`` (a server whose audio cache is on): a sentence added to B's texts, and with a counter to
+    each of A's, so that no text of the run is answered from the cache.
+    """
     texts = bench_texts()
     short, long = texts["short"], texts["long"]
+    a_takes = itertools.count(1)
+
+    def a_text() -> str:
+        return f"{long} {tag} Part {next(a_takes)}." if tag else long
+
     tts_url = f"{base_url}/v1/text-to-speech/joe"
     a_url = f"{base_url}/v1/text-to-speech/{a_voice}"
     ws_url = base_url.replace("http://", "ws://") + "/v1/text-to-speech/joe/stream-input?output_format=pcm_16000"
@@ -140,7 +159,7 @@ def measure(
         started = time.perf_counter()
         response = client.post(
             f"{tts_url}?output_format=pcm_16000",
-            json={"text": f"{short} Number {i}."},
+            json={"text": f"{short} Number {i}. {tag}".rstrip()},
             headers={"xi-api-key": key_b},
         )
         elapsed = (time.perf_counter() - started) * 1000
@@ -163,7 +182,7 @@ def measure(
                     with client.stream(
                         "POST",
                         f"{a_url}/stream?output_format=pcm_16000",
-                        json={"text": long},
+                        json={"text": a_text()},
                         headers={"xi-api-key": key_a},
                     ) as response:
                         for _ in response.iter_bytes():
@@ -221,7 +240,7 @@ def measure(
         assert wyoming_port is not None
         while not stop.is_set():
             try:
-                status = wyoming_synthesize(wyoming_port, long, stop)
+                status = wyoming_synthesize(wyoming_port, a_text(), stop)
             except (OSError, ValueError) as exc:
                 status = type(exc).__name__
             _count(report.a_statuses, f"wyoming {status}", lock)
@@ -324,7 +343,88 @@ def main() -> None:
     parser.add_argument("--floods", nargs="+", default=["joe", "kokoro", "wyoming"], choices=FLOODS)
     parser.add_argument("--trace", type=Path, help="serve through bench/neighbours_trace.py; its figures here")
     parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--url", help="measure this running server (with --keys-from): nothing is started")
+    parser.add_argument("--keys-from", type=Path, help='with --url: JSON {"a": key, "b": key, "kokoro_voice": id}')
+    parser.add_argument("--wyoming-port", type=int, help="with --url: its Wyoming listener on 127.0.0.1")
+    parser.add_argument("--fail-over", type=float, metavar="RATIO", help="exit 3 if a median ratio passes it, or a 5xx")
     args = parser.parse_args()
+    if args.url:
+        if not args.keys_from or args.trace:
+            parser.error("--url needs --keys-from (the server's tenants), and cannot --trace")
+        if "wyoming" in args.floods and not args.wyoming_port:
+            parser.error("--url with the wyoming flood needs --wyoming-port")
+        results, setting = _measure_running(args)
+    else:
+        results, setting = _measure_own(args)
+    text = f"Noisy neighbour ({setting}; {args.quiet} + {args.noisy} B requests a run)\n\n{summary_markdown(results)}\n"
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text)
+    if args.fail_over is not None:
+        missed = [
+            flood
+            for flood, reports in results.items()
+            if (s := summarize(reports))["ratio"][0] > args.fail_over or s["server_errors"]
+        ]
+        if missed:
+            print(f"FAIL: B's p95 over {args.fail_over}x its p95 alone (median of runs), or a 5xx: {missed}")
+            raise SystemExit(3)  # not 1: a check tells a missed target from a crash
+
+
+def run_floods(
+    base: str,
+    key_a: str,
+    key_b: str,
+    args: argparse.Namespace,
+    *,
+    kokoro_voice: str,
+    wyoming_port: int | None,
+    tag: bool,
+) -> dict[str, list[Report]]:
+    """``args.runs`` runs of each of ``args.floods``, each run's figures printed as it ends."""
+    stamp = time.strftime("%H %M %S")  # tags differ from one invocation to the next (a cache keeps a day)
+    results: dict[str, list[Report]] = {}
+    for flood in args.floods:
+        voice = kokoro_voice if flood == "kokoro" else "joe"
+        for run in range(args.runs):
+            report = measure(
+                base,
+                key_a,
+                key_b,
+                quiet=args.quiet,
+                noisy=args.noisy,
+                flood=flood,
+                a_voice=voice,
+                wyoming_port=wyoming_port,
+                trace=bool(args.trace),
+                tag=f"Take {run + 1} of {flood} at {stamp}." if tag else "",
+            )
+            results.setdefault(flood, []).append(report)
+            print(f"{flood} run {run + 1}: ratio {report.ratio:.2f}x, A {json.dumps(report.a_statuses)}")
+            print(report.markdown(), flush=True)
+    return results
+
+
+def _measure_running(args: argparse.Namespace) -> tuple[dict[str, list[Report]], str]:
+    """Against ``args.url`` as it runs: its tenants, its processes, its Wyoming listener."""
+    keys = json.loads(args.keys_from.read_text())
+    base = args.url.rstrip("/")
+    wait_ready(base)
+    if "wyoming" in args.floods:
+        _wait_wyoming(args.wyoming_port, None)
+    kokoro_voice = str(keys.get("kokoro_voice") or "")
+    results = run_floods(
+        base, keys["a"], keys["b"], args, kokoro_voice=kokoro_voice, wyoming_port=args.wyoming_port, tag=True
+    )
+    setting = (
+        f"{base} as it runs, its audio cache on and every text unique; the client on {os.cpu_count()} cores; "
+        f"A's voice for kokoro: {kokoro_voice or '-'}"
+    )
+    return results, setting
+
+
+def _measure_own(args: argparse.Namespace) -> tuple[dict[str, list[Report]], str]:
+    """One daphne and the Wyoming server started here, on a SQLite database of the run, cache off."""
     var = tempfile.mkdtemp(prefix="bench-neighbours-")
     env = {
         **os.environ,
@@ -391,28 +491,11 @@ def main() -> None:
                 )
             )
     base = f"http://127.0.0.1:{port}"
-    results: dict[str, list[Report]] = {}
     try:
         wait_ready(base, servers[0])
         if "wyoming" in args.floods:
             _wait_wyoming(wyoming_port, servers[1])
-        for flood in args.floods:
-            voice = kokoro_voice if flood == "kokoro" else "joe"
-            for run in range(args.runs):
-                report = measure(
-                    base,
-                    key_a,
-                    key_b,
-                    quiet=args.quiet,
-                    noisy=args.noisy,
-                    flood=flood,
-                    a_voice=voice,
-                    wyoming_port=wyoming_port,
-                    trace=bool(args.trace),
-                )
-                results.setdefault(flood, []).append(report)
-                print(f"{flood} run {run + 1}: ratio {report.ratio:.2f}x, A {json.dumps(report.a_statuses)}")
-                print(report.markdown(), flush=True)
+        results = run_floods(base, key_a, key_b, args, kokoro_voice=kokoro_voice, wyoming_port=wyoming_port, tag=False)
     finally:
         for server in servers:
             server.send_signal(signal.SIGINT)
@@ -422,20 +505,17 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 server.kill()
     redis = "Redis (host ledger shared)" if os.environ.get("REDIS_URL") else "no Redis"
-    text = (
-        f"Noisy neighbour ({os.cpu_count()} cores, one daphne + the Wyoming server, SQLite, {redis}, cache off, "
-        f"{args.quiet} + {args.noisy} B requests a run; A's voice for kokoro: {kokoro_voice or '-'})\n\n"
-        f"{summary_markdown(results)}\n"
+    setting = (
+        f"{os.cpu_count()} cores, one daphne + the Wyoming server, SQLite, {redis}, cache off; "
+        f"A's voice for kokoro: {kokoro_voice or '-'}"
     )
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    return results, setting
 
 
-def _wait_wyoming(port: int, proc: subprocess.Popen[bytes], timeout: float = 180) -> None:
+def _wait_wyoming(port: int, proc: subprocess.Popen[bytes] | None, timeout: float = 180) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
+        if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"the Wyoming server exited with {proc.returncode}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1):

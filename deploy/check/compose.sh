@@ -1,9 +1,12 @@
 #!/bin/sh
 # `make deploy-check`, step 2 (and 4's per-container memory): deploy/compose.yaml up with podman
-# (web with two daphne processes, worker, beat, wyoming, PostgreSQL, Redis), provisioned, smoked
-# with real clients (deploy/check/smoke.py), every language spoken once while memory is read per
-# container and per process (bench/bench_deploy_memory.py), then torn down with its volumes, on
-# failure too. Needs the images (deploy/local/images.sh) and the check's venv (run.sh makes both).
+# (web with two daphne processes, worker, beat, wyoming, PostgreSQL, Redis, redis-cache),
+# provisioned, smoked with real clients (deploy/check/smoke.py), the audio cache filled past its
+# limit while jobs, quotas and slots go on (deploy/check/cache_full.py), every language spoken once
+# while memory is read per container and per process (bench/bench_deploy_memory.py), a noisy
+# neighbour beside a quiet tenant in the stack (bench/bench_neighbours.py --url), then torn down with
+# its volumes, on failure too. Needs the images (deploy/local/images.sh) and the check's venv
+# (run.sh makes both).
 set -eu
 cd "$(dirname "$0")/../.."
 . deploy/local/podman-env.sh
@@ -17,6 +20,10 @@ WYOMING_PORT="$(free_port)"
 export SECRET_KEY TTS_PORT WYOMING_PORT
 export POSTGRES_IMAGE=localhost/ttsplatform-postgres:bookworm REDIS_IMAGE=localhost/ttsplatform-redis:bookworm
 export TTS_IMAGE=localhost/ttsplatform:cpu
+# The Wyoming key's file, which compose mounts as a secret (made once the key exists, removed at the end).
+SECRETS="$WORK/secrets"
+WYOMING_API_KEY_FILE="$(pwd)/$SECRETS/wyoming_api_key"
+export WYOMING_API_KEY_FILE
 # Published on this machine's loopback only (the compose default publishes on every address).
 export TTS_BIND=127.0.0.1 WYOMING_BIND=127.0.0.1
 compose() { "$WORK/venv/bin/podman-compose" --podman-run-args=--pull=never -p "$PROJECT" -f deploy/compose.yaml "$@"; }
@@ -39,6 +46,7 @@ down() {
   echo "==> compose down (containers, network and volumes)"
   compose --profile wyoming down -v -t 10 >"$WORK/compose-down.log" 2>&1 || true
   remove_project  # what podman-compose may leave when a start failed half-way, and the network
+  rm -rf "$SECRETS"
   exit "$status"
 }
 # A killed earlier run's containers, volumes and network go first.
@@ -74,12 +82,25 @@ up web worker beat
 "$PY" deploy/check/wait_http.py "http://127.0.0.1:$TTS_PORT/readyz" --timeout 300
 healthy web 30
 echo "==> web ready after $(( $(date +%s) - start )) s; provisioning a tenant, a user, an admin and keys"
-podman exec -i "$(container web)" python manage.py shell <deploy/check/provision.py >"$WORK/provision.out"
+podman exec -i -e CHECK_NEIGHBOURS=1 "$(container web)" python manage.py shell <deploy/check/provision.py \
+  >"$WORK/provision.out"
 tail -n 1 "$WORK/provision.out" >"$WORK/credentials.json"
-WYOMING_API_KEY="$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["wyoming_key"])' "$WORK/credentials.json")"
-export WYOMING_API_KEY
+field() {  # a field of the provisioned credentials: a string as it is, anything else as JSON
+  "$PY" -c 'import json,sys; v = json.load(open(sys.argv[1]))[sys.argv[2]]; print(v if isinstance(v, str) else json.dumps(v))' \
+    "$WORK/credentials.json" "$1"
+}
+# Wyoming's key as an operator gives it: a file (mode 0444 in a 0700 directory), mounted as a secret.
+rm -rf "$SECRETS" && install -d -m 700 "$SECRETS"
+field wyoming_key >"$WYOMING_API_KEY_FILE" && chmod 444 "$WYOMING_API_KEY_FILE"
+field neighbours >"$WORK/neighbour-keys.json"
 compose --profile wyoming up -d --no-deps wyoming >>"$WORK/compose-up.log" 2>&1 || { tail -30 "$WORK/compose-up.log" >&2; exit 1; }
 healthy wyoming 180
+if podman inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$(container wyoming)" \
+    | grep -qF "$(cat "$WYOMING_API_KEY_FILE")"; then
+  echo "the Wyoming key is in the container's environment" >&2; exit 1
+fi
+echo "==> Wyoming speaks with the key from its secret file ($(podman exec "$(container wyoming)" sh -c \
+  'echo $TTS_WYOMING_API_KEY_FILE')); not in its environment"
 healthy worker 120
 healthy beat 30
 podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}  {{.Status}}'
@@ -87,7 +108,25 @@ podman ps --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names
 echo "==> smoke (real clients)"
 "$PY" deploy/check/smoke.py --base "http://127.0.0.1:$TTS_PORT" --wyoming "127.0.0.1:$WYOMING_PORT" \
   --credentials "$WORK/credentials.json"
+echo "==> a full audio cache: redis-cache written past its maxmemory; jobs, quotas and slots go on"
+"$PY" deploy/check/cache_full.py --base "http://127.0.0.1:$TTS_PORT" --credentials "$WORK/credentials.json" \
+  --cache "$(container redis-cache)" --broker "$(container redis)"
 echo "==> memory: every language once, per container and per process"
 "$PY" bench/bench_deploy_memory.py --base "http://127.0.0.1:$TTS_PORT" --wyoming "127.0.0.1:$WYOMING_PORT" \
   --credentials "$WORK/credentials.json" --project "$PROJECT" --out "$WORK/memory.md"
-echo "==> compose check passed in $(( $(date +%s) - start )) s"
+# The web container as shipped: a non-root user, no CAP_SYS_NICE in its bounding set (bit 23).
+caps="$(podman exec "$(container web)" grep -E '^Cap(Eff|Bnd)' /proc/1/status | tr -s '\t\n' '  ')"
+[ $(( 0x$(echo "$caps" | sed 's/.*CapBnd: *\([0-9a-f]*\).*/\1/') >> 23 & 1 )) = 0 ] \
+  || { echo "the web container holds CAP_SYS_NICE: $caps" >&2; exit 1; }
+echo "==> neighbours in the stack: 3 runs of each flood (joe, Kokoro, Wyoming) beside a quiet tenant on joe;" \
+  "web: its pools sized to $(podman exec "$(container web)" python -c \
+  'from tts.inference.cpus import available_cpus; print(available_cpus())') CPUs (its limit), $caps"
+# A missed target (exit 3) fails make deploy-check at its end (run.sh), once the two hosts have run too.
+"$PY" bench/bench_neighbours.py --url "http://127.0.0.1:$TTS_PORT" --keys-from "$WORK/neighbour-keys.json" \
+  --wyoming-port "$WYOMING_PORT" --runs 3 --fail-over 2.0 --markdown "$WORK/neighbours.md" \
+  || { code=$?; [ "$code" = 3 ] || exit "$code"; touch "$WORK/neighbours.missed"; }
+if [ -f "$WORK/neighbours.missed" ]; then
+  echo "==> compose check done in $(( $(date +%s) - start )) s; the neighbour target was missed (fails at the end)"
+else
+  echo "==> compose check passed in $(( $(date +%s) - start )) s"
+fi

@@ -2,10 +2,12 @@
 # `make deploy-check`: the deployment files built and run as a user runs them, then everything torn
 # down. Builds what is missing (the base from Debian's packages, the CPU and GPU images, PostgreSQL
 # and Redis images; docs/deploy.md), brings deploy/compose.yaml up with podman and smokes it with
-# real clients, measures memory per container with every language spoken, runs two hosts in network
-# namespaces sharing one database, Redis and audio store, kills one mid-job and mid-stream. Exits
-# non-zero on any failure and leaves nothing running (each step's trap). Needs root (rootful podman,
-# network namespaces). DEPLOY_CHECK_GPU=0 skips building the GPU image.
+# real clients, fills its audio cache past its limit, measures memory per container with every language
+# spoken, runs the noisy-neighbour bench against its web container (3 runs of each flood, target 2.0x),
+# runs two hosts in network namespaces sharing one database, Redis and audio store, kills one mid-job
+# and mid-stream. Exits non-zero on any failure (a missed neighbour target at the end, once everything
+# else has run) and leaves nothing running (each step's trap). Needs root (rootful podman, network
+# namespaces). DEPLOY_CHECK_GPU=0 skips building the GPU image.
 set -eu
 cd "$(dirname "$0")/../.."
 WORK=var/deploy
@@ -40,6 +42,7 @@ if podman image exists localhost/ttsplatform:gpu; then
     "import torch; print('torch', torch.__version__, 'CUDA build', torch.version.cuda, 'GPU present:', torch.cuda.is_available())"
 fi
 
+rm -f "$WORK/neighbours.missed"
 sh deploy/check/compose.sh
 sh deploy/check/two_hosts.sh
 
@@ -50,4 +53,9 @@ left="$(podman volume ls -q --filter label=io.podman.compose.project=ttsdeploych
 [ -z "$left" ] || { echo "volumes or networks left: $left" >&2; exit 1; }
 ! ip netns list | grep -q '^ttsck-' || { echo "network namespaces left: $(ip netns list | grep '^ttsck-')" >&2; exit 1; }
 podman image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'ttsplatform|debian-python'
+if [ -f "$WORK/neighbours.missed" ]; then
+  echo "==> make deploy-check FAILED after $(( $(date +%s) - start )) s: the quiet tenant's p95 under a flood" \
+    "passed 2.0x its p95 alone, or a 5xx ($WORK/neighbours.md); nothing left running" >&2
+  exit 1
+fi
 echo "==> make deploy-check passed in $(( $(date +%s) - start )) s; nothing left running"

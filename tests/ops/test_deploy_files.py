@@ -30,13 +30,14 @@ FOREIGN_ENV = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "DJANGO_SETTINGS_MO
 
 
 def known_settings() -> set[str]:
-    """Every environment variable the code reads through infra/env.py helpers."""
+    """Every environment variable the code reads through infra/env.py helpers, and each one's
+    ``NAME_FILE`` (the file holding its value, as a secret mounts it)."""
     pattern = re.compile(r'env_(?:str|bool|int|list|choice|float)\(\s*"([A-Z0-9_]+)"')
     names: set[str] = set()
     for package in ("ttsplatform", "infra", "accounts", "tts"):
         for path in (ROOT / package).rglob("*.py"):
             names.update(pattern.findall(path.read_text()))
-    return names
+    return names | {f"{name}_FILE" for name in names}
 
 
 def expand(value: str) -> str:
@@ -135,8 +136,9 @@ def test_it_has_kubernetes_manifests_that_reference_what_exists() -> None:
     known = known_settings()
     for cm in config_maps.values():
         assert not set(cm["data"]) - known, f"ConfigMap keys that are no setting: {set(cm['data']) - known}"
-    for secret in secrets_.values():
-        assert not set(secret["stringData"]) - known - FOREIGN_ENV
+    for secret in secrets_.values():  # a Secret given as environment holds settings only
+        if secret["metadata"]["name"] in _env_secrets():
+            assert not set(secret["stringData"]) - known - FOREIGN_ENV
 
     workloads = [*deployments.values(), *by_kind("Job").values()]
     for workload in workloads:
@@ -148,7 +150,10 @@ def test_it_has_kubernetes_manifests_that_reference_what_exists() -> None:
         assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
         for volume in volumes.values():
-            assert "emptyDir" in volume or volume["persistentVolumeClaim"]["claimName"] in claims
+            if "secret" in volume:
+                assert volume["secret"]["secretName"] in secrets_
+            else:
+                assert "emptyDir" in volume or volume["persistentVolumeClaim"]["claimName"] in claims
         for container in pod["containers"]:
             assert container["image"] in images, f"{workload['metadata']['name']}: unknown image {container['image']}"
             assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
@@ -192,6 +197,50 @@ def test_it_has_kubernetes_manifests_that_reference_what_exists() -> None:
         if n != "tts-default-deny-ingress"
     }
     assert allowed == {"tts-web", "tts-wyoming"}  # worker, beat and setup take no connections
+
+
+def _env_secrets() -> set[str]:
+    """The Secrets some pod takes as environment variables (``envFrom``)."""
+    return {
+        source["secretRef"]["name"]
+        for workload in [*by_kind("Deployment").values(), *by_kind("Job").values()]
+        for container in workload["spec"]["template"]["spec"]["containers"]
+        for source in container.get("envFrom", [])
+        if "secretRef" in source
+    }
+
+
+def test_wyoming_reads_its_key_from_a_secret_file_never_from_the_environment() -> None:
+    """#41 item 6: the listener's key is a file mounted into the Wyoming service alone (a compose
+    secret; a K8s Secret volume), and the server is pointed at it with TTS_WYOMING_API_KEY_FILE."""
+    services = compose()["services"]
+    wyoming = services["wyoming"]
+    [mount] = wyoming["secrets"]
+    declared = compose()["secrets"][mount["source"]]
+    assert expand(declared["file"]) == "./secrets/wyoming_api_key"  # deploy/secrets/, which git ignores
+    assert "/deploy/secrets/" in (ROOT / ".gitignore").read_text().splitlines()
+    assert wyoming["environment"]["TTS_WYOMING_API_KEY_FILE"] == f"/run/secrets/{mount['target']}"
+    for name, service in services.items():
+        assert "TTS_WYOMING_API_KEY" not in service.get("environment", {}), name
+        assert name == "wyoming" or "secrets" not in service, name
+    assert "WYOMING_API_KEY}" not in (DEPLOY / "compose.yaml").read_text()  # no key from the host's environment
+
+    pod = by_kind("Deployment")["tts-wyoming"]["spec"]["template"]["spec"]
+    [container] = pod["containers"]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    key_file = Path(env["TTS_WYOMING_API_KEY_FILE"])
+    [mount_] = [m for m in container["volumeMounts"] if Path(m["mountPath"]) == key_file.parent]
+    assert mount_["readOnly"] is True
+    [volume] = [v for v in pod["volumes"] if v["name"] == mount_["name"]]
+    secret = by_kind("Secret")[volume["secret"]["secretName"]]
+    assert key_file.name in secret["stringData"] and volume["secret"]["defaultMode"] == 0o440
+    assert secret["metadata"]["name"] not in _env_secrets()  # mounted into this pod only, no environment
+    others = [d for n, d in by_kind("Deployment").items() if n != "tts-wyoming"] + list(by_kind("Job").values())
+    for workload in others:
+        volumes = workload["spec"]["template"]["spec"].get("volumes", [])
+        assert all(v.get("secret", {}).get("secretName") != secret["metadata"]["name"] for v in volumes)
+    for held in by_kind("Secret").values():
+        assert "TTS_WYOMING_API_KEY" not in held["stringData"]
 
 
 def test_it_keeps_torch_and_cuda_out_of_the_cpu_image() -> None:
